@@ -1,0 +1,233 @@
+//! Fixed-length sets of row indices stored as 64-bit words.
+//!
+//! Invariant: bits at positions `>= len` in the last word are always zero, so that word-wise
+//! equality, hashing and popcounts need no masking.
+
+use std::fmt;
+
+const WORD_BITS: usize = 64;
+
+/// A set of row indices in `0..len`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Bitset {
+    words: Vec<u64>,
+    len: usize,
+}
+
+fn n_words(len: usize) -> usize {
+    len.div_ceil(WORD_BITS)
+}
+
+impl Bitset {
+    /// The empty set over `len` rows.
+    pub fn empty(len: usize) -> Self {
+        Bitset { words: vec![0; n_words(len)], len }
+    }
+
+    /// The set of all `len` rows.
+    pub fn full(len: usize) -> Self {
+        let mut b = Bitset { words: vec![u64::MAX; n_words(len)], len };
+        b.clear_tail();
+        b
+    }
+
+    /// The set holding the given indices; indices `>= len` are ignored by contract of the caller
+    /// (debug builds assert).
+    pub fn from_indices(len: usize, indices: impl IntoIterator<Item = usize>) -> Self {
+        let mut b = Bitset::empty(len);
+        for i in indices {
+            b.insert(i);
+        }
+        b
+    }
+
+    /// Number of rows the set ranges over (not the number of members).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the set ranges over zero rows.
+    pub fn is_universe_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The raw words (read-only), for hashing and fast custom kernels.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    fn clear_tail(&mut self) {
+        let rem = self.len % WORD_BITS;
+        if rem != 0 {
+            if let Some(last) = self.words.last_mut() {
+                *last &= (1u64 << rem) - 1;
+            }
+        }
+    }
+
+    /// Adds row `i`.
+    pub fn insert(&mut self, i: usize) {
+        debug_assert!(i < self.len, "row {i} outside 0..{}", self.len);
+        self.words[i / WORD_BITS] |= 1u64 << (i % WORD_BITS);
+    }
+
+    /// Removes row `i`.
+    pub fn remove(&mut self, i: usize) {
+        debug_assert!(i < self.len);
+        self.words[i / WORD_BITS] &= !(1u64 << (i % WORD_BITS));
+    }
+
+    /// Whether row `i` is a member; rows outside the universe are not.
+    pub fn contains(&self, i: usize) -> bool {
+        i < self.len && self.words[i / WORD_BITS] & (1u64 << (i % WORD_BITS)) != 0
+    }
+
+    /// Number of members.
+    pub fn count(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// True when the set has no member.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// `|self ∩ other|` without allocating.
+    pub fn intersection_count(&self, other: &Bitset) -> u64 {
+        debug_assert_eq!(self.len, other.len);
+        self.words.iter().zip(&other.words).map(|(a, b)| u64::from((a & b).count_ones())).sum()
+    }
+
+    /// `self ∩ other` as a new set.
+    pub fn and(&self, other: &Bitset) -> Bitset {
+        debug_assert_eq!(self.len, other.len);
+        let words = self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect();
+        Bitset { words, len: self.len }
+    }
+
+    /// `self ← self ∩ other`.
+    pub fn and_assign(&mut self, other: &Bitset) {
+        debug_assert_eq!(self.len, other.len);
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= b;
+        }
+    }
+
+    /// `self ← self ∪ other`.
+    pub fn or_assign(&mut self, other: &Bitset) {
+        debug_assert_eq!(self.len, other.len);
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+    }
+
+    /// `self ← self \ other`.
+    pub fn and_not_assign(&mut self, other: &Bitset) {
+        debug_assert_eq!(self.len, other.len);
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= !b;
+        }
+    }
+
+    /// The complement within `0..len`.
+    pub fn complement(&self) -> Bitset {
+        let mut b = Bitset { words: self.words.iter().map(|w| !w).collect(), len: self.len };
+        b.clear_tail();
+        b
+    }
+
+    /// Whether every member of `self` is in `other`.
+    pub fn is_subset_of(&self, other: &Bitset) -> bool {
+        debug_assert_eq!(self.len, other.len);
+        self.words.iter().zip(&other.words).all(|(a, b)| a & !b == 0)
+    }
+
+    /// Members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                Some(wi * WORD_BITS + bit)
+            })
+        })
+    }
+
+    /// Heap bytes held, for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+impl fmt::Debug for Bitset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Bitset({}; ", self.len)?;
+        f.debug_set().entries(self.iter()).finish()?;
+        write!(f, ")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn naive(b: &Bitset) -> Vec<bool> {
+        (0..b.len()).map(|i| b.contains(i)).collect()
+    }
+
+    fn from_bools(v: &[bool]) -> Bitset {
+        Bitset::from_indices(v.len(), v.iter().enumerate().filter(|(_, &x)| x).map(|(i, _)| i))
+    }
+
+    #[test]
+    fn full_and_empty_respect_the_tail() {
+        for len in [0, 1, 63, 64, 65, 130] {
+            let full = Bitset::full(len);
+            assert_eq!(full.count(), len as u64);
+            assert_eq!(full.complement(), Bitset::empty(len));
+            assert!(Bitset::empty(len).is_empty());
+        }
+    }
+
+    #[test]
+    fn iter_lists_members_in_order() {
+        let b = Bitset::from_indices(200, [199, 0, 64, 63, 128]);
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 63, 64, 128, 199]);
+        assert!(!b.contains(200), "rows outside the universe are not members");
+    }
+
+    fn pair() -> impl Strategy<Value = (Vec<bool>, Vec<bool>)> {
+        (0usize..300).prop_flat_map(|n| {
+            (prop::collection::vec(any::<bool>(), n), prop::collection::vec(any::<bool>(), n))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn set_operations_agree_with_a_naive_model((a, b) in pair()) {
+            let (x, y) = (from_bools(&a), from_bools(&b));
+            let and: Vec<bool> = a.iter().zip(&b).map(|(p, q)| *p && *q).collect();
+            let or: Vec<bool> = a.iter().zip(&b).map(|(p, q)| *p || *q).collect();
+            let diff: Vec<bool> = a.iter().zip(&b).map(|(p, q)| *p && !*q).collect();
+            let not: Vec<bool> = a.iter().map(|p| !*p).collect();
+            prop_assert_eq!(naive(&x.and(&y)), and.clone());
+            prop_assert_eq!(x.intersection_count(&y), and.iter().filter(|v| **v).count() as u64);
+            let mut o = x.clone(); o.or_assign(&y); prop_assert_eq!(naive(&o), or);
+            let mut d = x.clone(); d.and_not_assign(&y); prop_assert_eq!(naive(&d), diff);
+            prop_assert_eq!(naive(&x.complement()), not);
+            prop_assert_eq!(x.count(), a.iter().filter(|v| **v).count() as u64);
+            prop_assert_eq!(x.is_subset_of(&y), a.iter().zip(&b).all(|(p, q)| !*p || *q));
+            prop_assert_eq!(x.is_empty(), !a.iter().any(|v| *v));
+            let members: Vec<usize> = x.iter().collect();
+            let expected: Vec<usize> = (0..a.len()).filter(|&i| a[i]).collect();
+            prop_assert_eq!(members, expected);
+            // Equal sets compare equal whatever the construction order (tail invariant).
+            prop_assert_eq!(from_bools(&a), x.complement().complement());
+        }
+    }
+}

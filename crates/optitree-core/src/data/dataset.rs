@@ -1,0 +1,288 @@
+//! The compact categorical dataset every solver searches.
+//!
+//! Each feature `f` takes codes `0..n_values[f]`. For every (feature, value) pair the dataset keeps
+//! the bitset of rows holding that value, and for every class the bitset of rows of that class, so
+//! the class distribution of any row subset is a handful of AND + popcount passes
+//! (`n_classes` word loops), and a split's children are ANDs of bitsets.
+//!
+//! Invariants, checked by [`Dataset::new`]: every code is `< n_values[f]`, every label `< n_classes`,
+//! weights (when given) are finite, non-negative and not all zero; for each feature the value
+//! bitsets partition the rows, and the class bitsets partition the rows.
+
+use crate::data::bitset::Bitset;
+use crate::error::Result;
+use crate::data_err;
+
+/// A categorical dataset with per-(feature, value) and per-class row bitsets.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    n_rows: usize,
+    n_classes: usize,
+    n_values: Vec<usize>,
+    value_offset: Vec<usize>,
+    value_rows: Vec<Bitset>,
+    class_rows: Vec<Bitset>,
+    labels: Vec<u32>,
+    /// Column-major codes: `codes[f * n_rows + r]`.
+    codes: Vec<u32>,
+    weights: Option<Vec<f64>>,
+}
+
+impl Dataset {
+    /// Builds a dataset from row-major codes (`codes[r * n_features + f]`) and labels.
+    ///
+    /// `n_values`, when given, fixes the number of categories per feature (codes must be below it);
+    /// otherwise it is `max code + 1`. `n_classes`, when given, must exceed every label.
+    pub fn new(
+        codes: &[u32],
+        n_features: usize,
+        labels: &[u32],
+        n_values: Option<&[usize]>,
+        n_classes: Option<usize>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        let n_rows = labels.len();
+        if n_rows == 0 {
+            return data_err!("the dataset has no rows; at least one row is needed");
+        }
+        if codes.len() != n_rows * n_features {
+            return data_err!(
+                "the code matrix has {} entries but {} rows x {} features were declared",
+                codes.len(),
+                n_rows,
+                n_features
+            );
+        }
+        let n_values: Vec<usize> = match n_values {
+            Some(v) if v.len() != n_features => {
+                return data_err!("n_values has {} entries for {} features", v.len(), n_features)
+            }
+            Some(v) => v.to_vec(),
+            None => (0..n_features)
+                .map(|f| (0..n_rows).map(|r| codes[r * n_features + f] as usize + 1).max().unwrap_or(1))
+                .collect(),
+        };
+        let max_label = labels.iter().copied().max().unwrap_or(0) as usize;
+        let n_classes = n_classes.unwrap_or(max_label + 1);
+        if max_label >= n_classes {
+            let row = labels.iter().position(|&l| l as usize >= n_classes).unwrap_or(0);
+            return data_err!(
+                "label {} at row {} is not below the number of classes {}",
+                labels[row],
+                row,
+                n_classes
+            );
+        }
+        if let Some(w) = &weights {
+            check_weights(w, n_rows)?;
+        }
+
+        let mut value_offset = Vec::with_capacity(n_features + 1);
+        let mut value_rows = Vec::new();
+        let mut col_codes = vec![0u32; n_rows * n_features];
+        for (f, &nv) in n_values.iter().enumerate() {
+            value_offset.push(value_rows.len());
+            let mut sets = vec![Bitset::empty(n_rows); nv];
+            for r in 0..n_rows {
+                let c = codes[r * n_features + f];
+                if c as usize >= nv {
+                    return data_err!(
+                        "feature {f} has code {c} at row {r}; codes must be in 0..{nv}"
+                    );
+                }
+                sets[c as usize].insert(r);
+                col_codes[f * n_rows + r] = c;
+            }
+            value_rows.extend(sets);
+        }
+        value_offset.push(value_rows.len());
+
+        let mut class_rows = vec![Bitset::empty(n_rows); n_classes];
+        for (r, &l) in labels.iter().enumerate() {
+            class_rows[l as usize].insert(r);
+        }
+        Ok(Dataset {
+            n_rows,
+            n_classes,
+            n_values,
+            value_offset,
+            value_rows,
+            class_rows,
+            labels: labels.to_vec(),
+            codes: col_codes,
+            weights,
+        })
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    /// Number of features.
+    pub fn n_features(&self) -> usize {
+        self.n_values.len()
+    }
+    /// Number of classes.
+    pub fn n_classes(&self) -> usize {
+        self.n_classes
+    }
+    /// Number of categories of feature `f`.
+    pub fn n_values(&self, f: usize) -> usize {
+        self.n_values[f]
+    }
+    /// Row labels.
+    pub fn labels(&self) -> &[u32] {
+        &self.labels
+    }
+    /// Code of row `r` in feature `f`.
+    pub fn code(&self, r: usize, f: usize) -> u32 {
+        self.codes[f * self.n_rows + r]
+    }
+    /// The codes of feature `f` for all rows.
+    pub fn column(&self, f: usize) -> &[u32] {
+        &self.codes[f * self.n_rows..(f + 1) * self.n_rows]
+    }
+    /// Sample weights, if any (None means every row weighs 1).
+    pub fn weights(&self) -> Option<&[f64]> {
+        self.weights.as_deref()
+    }
+    /// Rows holding value `v` of feature `f`.
+    pub fn rows_with(&self, f: usize, v: usize) -> &Bitset {
+        &self.value_rows[self.value_offset[f] + v]
+    }
+    /// Rows of class `k`.
+    pub fn rows_of_class(&self, k: usize) -> &Bitset {
+        &self.class_rows[k]
+    }
+    /// The set of all rows.
+    pub fn all_rows(&self) -> Bitset {
+        Bitset::full(self.n_rows)
+    }
+
+    /// Unweighted class counts of `subset` (one AND + popcount pass per class).
+    pub fn class_counts(&self, subset: &Bitset) -> Vec<u64> {
+        self.class_rows.iter().map(|c| c.intersection_count(subset)).collect()
+    }
+
+    /// Class totals of `subset`: weighted when the dataset has weights, else exact counts as f64.
+    pub fn class_weights(&self, subset: &Bitset) -> Vec<f64> {
+        match &self.weights {
+            None => self.class_counts(subset).into_iter().map(|c| c as f64).collect(),
+            Some(w) => {
+                let mut out = vec![0.0; self.n_classes];
+                for r in subset.iter() {
+                    out[self.labels[r] as usize] += w[r];
+                }
+                out
+            }
+        }
+    }
+
+    /// Class totals of every child of a split of `subset` on feature `f`: `out[v][k]`.
+    /// One pass over the subset's rows, no bitset allocation.
+    pub fn split_class_weights(&self, subset: &Bitset, f: usize) -> Vec<Vec<f64>> {
+        let mut out = vec![vec![0.0; self.n_classes]; self.n_values[f]];
+        let col = self.column(f);
+        for r in subset.iter() {
+            let w = self.weights.as_ref().map_or(1.0, |w| w[r]);
+            out[col[r] as usize][self.labels[r] as usize] += w;
+        }
+        out
+    }
+}
+
+fn check_weights(w: &[f64], n_rows: usize) -> Result<()> {
+    if w.len() != n_rows {
+        return data_err!("sample_weight has {} entries but the data have {} rows", w.len(), n_rows);
+    }
+    if let Some(i) = w.iter().position(|x| !x.is_finite() || *x < 0.0) {
+        return data_err!(
+            "sample_weight[{i}] = {} is not allowed; weights must be finite and >= 0",
+            w[i]
+        );
+    }
+    if w.iter().all(|&x| x == 0.0) {
+        return data_err!("every sample_weight is zero; at least one row must have positive weight");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use proptest::prelude::*;
+
+    fn tiny() -> Dataset {
+        // 4 rows, 2 features (3 and 2 categories), 2 classes.
+        let codes = [0, 1, 2, 0, 1, 1, 2, 1];
+        Dataset::new(&codes, 2, &[0, 1, 1, 0], None, None, None).expect("valid")
+    }
+
+    #[test]
+    fn bitsets_partition_rows_and_classes() {
+        let d = tiny();
+        assert_eq!((d.n_rows(), d.n_features(), d.n_classes()), (4, 2, 2));
+        assert_eq!(d.rows_with(0, 2).iter().collect::<Vec<_>>(), vec![1, 3]);
+        assert_eq!(d.rows_with(1, 1).iter().collect::<Vec<_>>(), vec![0, 2, 3]);
+        assert_eq!(d.class_counts(&d.all_rows()), vec![2, 2]);
+        assert_eq!(d.split_class_weights(&d.all_rows(), 0), vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0, 1.0]]);
+    }
+
+    #[test]
+    fn bad_inputs_are_named() {
+        let e = Dataset::new(&[0, 5], 1, &[0, 0], Some(&[3]), None, None).unwrap_err();
+        assert_eq!(e, Error::Data("feature 0 has code 5 at row 1; codes must be in 0..3".into()));
+        let e = Dataset::new(&[0, 1], 1, &[0, 4], None, Some(2), None).unwrap_err();
+        assert!(e.to_string().contains("label 4 at row 1"), "{e}");
+        let e = Dataset::new(&[], 1, &[], None, None, None).unwrap_err();
+        assert!(e.to_string().contains("no rows"));
+        let e = Dataset::new(&[0, 1], 1, &[0, 1], None, None, Some(vec![1.0, -1.0])).unwrap_err();
+        assert!(e.to_string().contains("sample_weight[1] = -1"), "{e}");
+        let e = Dataset::new(&[0, 1], 1, &[0, 1], None, None, Some(vec![0.0, 0.0])).unwrap_err();
+        assert!(e.to_string().contains("every sample_weight is zero"));
+    }
+
+    fn instance() -> impl Strategy<Value = (usize, usize, Vec<u32>, Vec<u32>, Vec<f64>)> {
+        (1usize..90, 1usize..4).prop_flat_map(|(n, d)| {
+            (
+                Just(n),
+                Just(d),
+                prop::collection::vec(0u32..4, n * d),
+                prop::collection::vec(0u32..3, n),
+                prop::collection::vec(0.0f64..5.0, n),
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn counts_agree_with_a_naive_scan((n, d, codes, labels, w) in instance(), mask in prop::collection::vec(any::<bool>(), 90)) {
+            let ds = Dataset::new(&codes, d, &labels, None, Some(3), Some(w.clone()));
+            prop_assume!(ds.is_ok());
+            let ds = ds.expect("checked");
+            let subset = Bitset::from_indices(n, (0..n).filter(|&r| mask[r]));
+            let mut naive = vec![0.0; 3];
+            let mut naive_counts = vec![0u64; 3];
+            for r in subset.iter() { naive[labels[r] as usize] += w[r]; naive_counts[labels[r] as usize] += 1; }
+            prop_assert_eq!(ds.class_counts(&subset), naive_counts);
+            let got = ds.class_weights(&subset);
+            for k in 0..3 { prop_assert!((got[k] - naive[k]).abs() < 1e-9); }
+            for f in 0..d {
+                let split = ds.split_class_weights(&subset, f);
+                for (v, child) in split.iter().enumerate() {
+                    let rows = subset.and(ds.rows_with(f, v));
+                    prop_assert_eq!(rows.iter().all(|r| codes[r * d + f] as usize == v), true);
+                    let total: f64 = rows.iter().map(|r| w[r]).sum();
+                    prop_assert!((child.iter().sum::<f64>() - total).abs() < 1e-9);
+                }
+                // The value bitsets of a feature partition the rows.
+                let mut union = Bitset::empty(n);
+                let mut sum = 0;
+                for v in 0..ds.n_values(f) { union.or_assign(ds.rows_with(f, v)); sum += ds.rows_with(f, v).count(); }
+                prop_assert_eq!(union, Bitset::full(n));
+                prop_assert_eq!(sum, n as u64);
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The data layer: fixed-length row bitsets and the compact categorical dataset built from them.
+
+pub mod bitset;
+pub mod dataset;
+
+pub use bitset::Bitset;
+pub use dataset::Dataset;

@@ -1,0 +1,12 @@
+//! What every search shares: the budget it runs under, the outcome it returns, its statistics and
+//! a memory-accounted cache. Solvers build on these and never on each other.
+
+pub mod budget;
+pub mod cache;
+pub mod outcome;
+pub mod stats;
+
+pub use budget::{Budget, CancelFlag};
+pub use cache::BoundedCache;
+pub use outcome::{Outcome, Status};
+pub use stats::Stats;

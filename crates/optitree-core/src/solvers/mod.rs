@@ -1,0 +1,4 @@
+//! The solvers. Each lives in its own module, depends only on `data`, `tree` and `search`, and
+//! never on another solver: shared pieces move down into those layers.
+
+pub mod stump;

@@ -1,0 +1,116 @@
+use super::*;
+use crate::error::Error;
+
+fn leaf(v: &[f64]) -> NodeSpec {
+    NodeSpec::Leaf { value: v.to_vec() }
+}
+
+/// Root: category on feature 0 (3 values; value 2 is an empty leaf); child 0 splits on x1 <= 0.5;
+/// child 1 is an oblique test x0*x1 - 2 <= 0.
+fn sample() -> Tree {
+    let oblique = ObliqueTest {
+        terms: vec![Term { coef: 1.0, features: vec![0, 1] }, Term { coef: -2.0, features: vec![] }],
+    };
+    let root = NodeSpec::Category {
+        feature: 0,
+        value: vec![5.0, 4.0],
+        children: vec![
+            NodeSpec::Threshold {
+                feature: 1,
+                threshold: 0.5,
+                value: vec![3.0, 1.0],
+                low: Box::new(leaf(&[3.0, 0.0])),
+                high: Box::new(leaf(&[0.0, 1.0])),
+            },
+            NodeSpec::Oblique {
+                test: oblique,
+                value: vec![2.0, 3.0],
+                low: Box::new(leaf(&[2.0, 0.0])),
+                high: Box::new(leaf(&[0.0, 3.0])),
+            },
+            leaf(&[0.0, 0.0]),
+        ],
+    };
+    TreeSpec { root, n_features: 2, n_classes: 2 }.build().expect("valid tree")
+}
+
+#[test]
+fn spec_builds_in_preorder() {
+    let t = sample();
+    assert_eq!(t.n_nodes(), 8);
+    assert_eq!(t.children(0), &[1, 4, 7]);
+    assert_eq!(t.children(1), &[2, 3]);
+    assert_eq!(t.children(4), &[5, 6]);
+    assert_eq!((t.n_leaves(), t.n_splits(), t.depth()), (5, 3, 2));
+}
+
+#[test]
+fn routing_follows_each_kind_of_test() {
+    let t = sample();
+    assert_eq!(t.route(&[0.0, 0.2]), (2, 2));
+    assert_eq!(t.route(&[0.0, 0.7]), (3, 3));
+    assert_eq!(t.route(&[1.0, 1.5]), (5, 5), "1*1.5 - 2 <= 0 goes low");
+    assert_eq!(t.route(&[1.0, 3.0]), (6, 6));
+}
+
+#[test]
+fn unroutable_values_stop_and_empty_leaves_predict_like_their_parent() {
+    let t = sample();
+    assert_eq!(t.route(&[2.0, 0.0]), (7, 0), "empty leaf predicts with the root");
+    assert_eq!(t.route(&[3.0, 0.0]), (0, 0), "unseen category stops at the root");
+    assert_eq!(t.route(&[0.5, 0.0]), (0, 0), "non-integer code stops");
+    assert_eq!(t.route(&[0.0, f64::NAN]), (1, 1), "NaN stops at the threshold node");
+    let (indptr, nodes) = t.decision_paths(&[0.0, 0.2, 1.0, 3.0]);
+    assert_eq!(indptr, vec![0, 3, 6]);
+    assert_eq!(nodes, vec![0, 1, 2, 0, 4, 6]);
+}
+
+#[test]
+fn arrays_round_trip() {
+    let t = sample();
+    assert_eq!(Tree::new(t.to_arrays()).expect("valid"), t);
+}
+
+fn broken(edit: impl FnOnce(&mut TreeArrays)) -> String {
+    let mut a = sample().to_arrays();
+    edit(&mut a);
+    match Tree::new(a) {
+        Err(Error::Data(m)) => m,
+        other => panic!("expected a data error, got {other:?}"),
+    }
+}
+
+#[test]
+fn validation_names_the_broken_rule() {
+    assert!(broken(|a| a.kind[0] = 9).contains("node 0 has kind 9"));
+    assert!(broken(|a| a.children[0] = 0).contains("root (node 0) appears as a child"));
+    assert!(broken(|a| a.children[1] = 2).contains("parents"));
+    assert!(broken(|a| a.feature[1] = 7).contains("the feature of node 1 = 7"));
+    assert!(broken(|a| a.threshold[1] = f64::NAN).contains("threshold node 1"));
+    assert!(broken(|a| a.value[3] = -1.0).contains("node 1 has class total -1"));
+    assert!(broken(|a| a.kind[1] = 0).contains("leaf 1 has 2 children"));
+    assert!(broken(|a| a.term_features[0] = 5).contains("oblique term 0"));
+    assert!(broken(|a| a.oblique_index[4] = 3).contains("oblique test of node 4"));
+    assert!(broken(|a| a.value.pop().map(|_| ()).unwrap_or(())).contains("value has 15 entries"));
+    assert!(broken(|a| a.children_ptr[1] = 10).contains("non-decreasing"));
+}
+
+#[test]
+fn detached_cycles_are_rejected() {
+    // Root leaf; nodes 1 and 2 are each other's parent (plus leaves 3, 4): one parent each,
+    // yet unreachable from the root.
+    let a = TreeArrays {
+        kind: vec![0, 2, 2, 0, 0],
+        feature: vec![-1, 0, 0, -1, -1],
+        threshold: vec![f64::NAN, 0.0, 0.0, f64::NAN, f64::NAN],
+        oblique_index: vec![-1; 5],
+        children_ptr: vec![0, 0, 2, 4, 4, 4],
+        children: vec![2, 3, 4, 1],
+        value: vec![1.0; 5],
+        n_features: 1,
+        n_classes: 1,
+        ..TreeArrays::default()
+    };
+    let msg = Tree::new(a).expect_err("detached cycle").to_string();
+    assert!(msg.contains("not reachable from the root"), "{msg}");
+}

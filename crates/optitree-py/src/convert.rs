@@ -1,0 +1,136 @@
+//! Conversions between numpy / Python objects and core types. Every check on user-supplied
+//! arrays happens here or in the core; nothing is unwrapped.
+
+use std::borrow::Cow;
+
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use optitree_core::data::Dataset;
+use optitree_core::search::stats::StatValue;
+use optitree_core::search::Stats;
+use optitree_core::tree::{Tree, TreeArrays};
+use optitree_core::Error;
+
+use crate::errors::{to_py, IntoPy};
+
+fn vec_attr<T: numpy::Element + Copy>(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<T>> {
+    let arr: PyReadonlyArray1<'_, T> = obj.getattr(name)?.extract().map_err(|_| {
+        to_py(Error::Data(format!("tree attribute {name:?} is not a 1-D array of the expected dtype")))
+    })?;
+    Ok(arr.as_array().to_vec())
+}
+
+/// Reads the arrays of a Python `optitree.tree.Tree` and validates them into a core tree.
+pub fn tree_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Tree> {
+    let value: PyReadonlyArray2<'_, f64> = obj.getattr("value")?.extract().map_err(|_| {
+        to_py(Error::Data("tree attribute 'value' is not a 2-D float64 array".into()))
+    })?;
+    let n_classes = value.shape()[1];
+    let arrays = TreeArrays {
+        kind: vec_attr(obj, "kind")?,
+        feature: vec_attr(obj, "feature")?,
+        threshold: vec_attr(obj, "threshold")?,
+        oblique_index: vec_attr(obj, "oblique_index")?,
+        children_ptr: vec_attr(obj, "children_ptr")?,
+        children: vec_attr(obj, "children")?,
+        value: value.as_array().iter().copied().collect(),
+        oblique_ptr: vec_attr(obj, "oblique_ptr")?,
+        term_coef: vec_attr(obj, "term_coef")?,
+        term_ptr: vec_attr(obj, "term_ptr")?,
+        term_features: vec_attr(obj, "term_features")?,
+        n_features: obj.getattr("n_features")?.extract()?,
+        n_classes,
+    };
+    Tree::new(arrays).into_py()
+}
+
+/// The tree's arrays as a dict of numpy arrays (the keyword arguments of `Tree`).
+pub fn tree_to_py<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'py, PyDict>> {
+    let a = tree.to_arrays();
+    let d = PyDict::new(py);
+    let n_nodes = a.kind.len();
+    d.set_item("kind", a.kind.into_pyarray(py))?;
+    d.set_item("feature", a.feature.into_pyarray(py))?;
+    d.set_item("threshold", a.threshold.into_pyarray(py))?;
+    d.set_item("oblique_index", a.oblique_index.into_pyarray(py))?;
+    d.set_item("children_ptr", a.children_ptr.into_pyarray(py))?;
+    d.set_item("children", a.children.into_pyarray(py))?;
+    d.set_item("value", a.value.into_pyarray(py).reshape([n_nodes, a.n_classes])?)?;
+    d.set_item("oblique_ptr", a.oblique_ptr.into_pyarray(py))?;
+    d.set_item("term_coef", a.term_coef.into_pyarray(py))?;
+    d.set_item("term_ptr", a.term_ptr.into_pyarray(py))?;
+    d.set_item("term_features", a.term_features.into_pyarray(py))?;
+    d.set_item("n_features", a.n_features)?;
+    Ok(d)
+}
+
+/// The rows of `x` as one row-major slice, after checking the column count against the tree.
+pub fn matrix_for<'a>(tree: &Tree, x: &'a PyReadonlyArray2<'_, f64>) -> PyResult<Cow<'a, [f64]>> {
+    let cols = x.shape()[1];
+    if cols != tree.n_features() {
+        return Err(to_py(Error::Data(format!(
+            "X has {cols} columns but the tree reads {} features",
+            tree.n_features()
+        ))));
+    }
+    Ok(match x.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(x.as_array().iter().copied().collect()),
+    })
+}
+
+/// Node indices as an int64 numpy array.
+pub fn indices(py: Python<'_>, v: Vec<usize>) -> Bound<'_, PyArray1<i64>> {
+    v.into_iter().map(|i| i as i64).collect::<Vec<_>>().into_pyarray(py)
+}
+
+/// Builds a core dataset from integer codes (n_rows x n_features) and integer labels.
+pub fn dataset(
+    codes: &PyReadonlyArray2<'_, i64>,
+    labels: &PyReadonlyArray1<'_, i64>,
+    n_classes: Option<usize>,
+    weights: Option<&PyReadonlyArray1<'_, f64>>,
+) -> PyResult<Dataset> {
+    let codes_arr = codes.as_array();
+    let (n_rows, n_features) = (codes_arr.nrows(), codes_arr.ncols());
+    let mut flat = Vec::with_capacity(n_rows * n_features);
+    for ((r, f), &c) in codes_arr.indexed_iter() {
+        match u32::try_from(c) {
+            Ok(c) => flat.push(c),
+            Err(_) => {
+                return Err(to_py(Error::Data(format!(
+                    "feature {f} has code {c} at row {r}; codes must be integers in 0..2^32"
+                ))))
+            }
+        }
+    }
+    let labels_arr = labels.as_array();
+    if labels_arr.len() != n_rows {
+        return Err(to_py(Error::Data(format!(
+            "X has {n_rows} rows but y has {} labels",
+            labels_arr.len()
+        ))));
+    }
+    let mut y = Vec::with_capacity(n_rows);
+    for (r, &l) in labels_arr.iter().enumerate() {
+        y.push(u32::try_from(l).map_err(|_| {
+            to_py(Error::Data(format!("label {l} at row {r} is not a class code in 0..2^32")))
+        })?);
+    }
+    let w = weights.map(|w| w.as_array().to_vec());
+    Dataset::new(&flat, n_features, &y, None, n_classes, w).into_py()
+}
+
+/// Statistics as an ordered dict of ints and floats.
+pub fn stats_to_py<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, v) in stats.iter() {
+        match v {
+            StatValue::Count(c) => d.set_item(name, c)?,
+            StatValue::Real(x) => d.set_item(name, x)?,
+        }
+    }
+    Ok(d)
+}

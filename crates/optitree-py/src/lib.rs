@@ -1,0 +1,131 @@
+//! `optitree._core`: the Python face of optitree-core. This crate holds no algorithm, only
+//! conversion between numpy and core types ([`convert`]), the one error mapping ([`errors`]) and
+//! running long calls with the GIL released while watching for Ctrl-C ([`interrupt`]).
+
+mod convert;
+mod errors;
+mod interrupt;
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use optitree_core::search::{budget, Budget, CancelFlag, Outcome, Status};
+use optitree_core::solvers::stump;
+use optitree_core::tree::Tree;
+
+use errors::IntoPy;
+
+/// Checks the arrays of a Python `Tree` (raises DataError naming the broken rule).
+#[pyfunction]
+fn tree_validate(tree: &Bound<'_, PyAny>) -> PyResult<()> {
+    convert::tree_from_py(tree).map(|_| ())
+}
+
+/// Routes the rows of `x` (float64, n_rows x n_features): returns `(reached, predicting)` node
+/// indices (see the routing policy in the core's `tree::routing`).
+#[pyfunction]
+fn tree_route<'py>(
+    py: Python<'py>,
+    tree: &Bound<'py, PyAny>,
+    x: PyReadonlyArray2<'py, f64>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let t = convert::tree_from_py(tree)?;
+    let rows = convert::matrix_for(&t, &x)?;
+    let (reached, predicting) = py.detach(|| t.route_rows(rows.as_ref()));
+    Ok((convert::indices(py, reached), convert::indices(py, predicting)))
+}
+
+/// Decision paths of the rows of `x` as CSR `(indptr, node indices)`.
+#[pyfunction]
+fn tree_decision_path<'py>(
+    py: Python<'py>,
+    tree: &Bound<'py, PyAny>,
+    x: PyReadonlyArray2<'py, f64>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let t = convert::tree_from_py(tree)?;
+    let rows = convert::matrix_for(&t, &x)?;
+    let (indptr, nodes) = py.detach(|| t.decision_paths(rows.as_ref()));
+    Ok((convert::indices(py, indptr), convert::indices(py, nodes)))
+}
+
+/// Summary of a categorical dataset as the Rust core sees it (rows, features, classes,
+/// categories per feature, class totals). Exercises the bitset data layer from Python.
+#[pyfunction]
+#[pyo3(signature = (codes, labels, n_classes=None, sample_weight=None))]
+fn dataset_summary<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, i64>,
+    labels: PyReadonlyArray1<'py, i64>,
+    n_classes: Option<usize>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let data = convert::dataset(&codes, &labels, n_classes, sample_weight.as_ref())?;
+    let out = PyDict::new(py);
+    out.set_item("n_rows", data.n_rows())?;
+    out.set_item("n_features", data.n_features())?;
+    out.set_item("n_classes", data.n_classes())?;
+    let n_values: Vec<usize> = (0..data.n_features()).map(|f| data.n_values(f)).collect();
+    out.set_item("n_values", n_values)?;
+    out.set_item("class_totals", data.class_weights(&data.all_rows()).into_pyarray(py))?;
+    Ok(out)
+}
+
+/// The best tree with at most one multiway split (exact), as a dict with the tree arrays, status,
+/// bounds and statistics.
+#[pyfunction]
+#[pyo3(signature = (codes, labels, n_classes=None, sample_weight=None, time_limit=None))]
+fn fit_stump<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, i64>,
+    labels: PyReadonlyArray1<'py, i64>,
+    n_classes: Option<usize>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    time_limit: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let data = convert::dataset(&codes, &labels, n_classes, sample_weight.as_ref())?;
+    let cancel = CancelFlag::new();
+    let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
+    let outcome = interrupt::run(py, &cancel, || stump::best_stump(&data, &budget))?.into_py()?;
+    outcome_to_py(py, outcome)
+}
+
+/// Spins until the budget stops it; returns `(status, iterations)`. A test hook for time limits,
+/// node limits and Ctrl-C handling that depends on no solver.
+#[pyfunction]
+#[pyo3(signature = (time_limit=None, node_limit=None))]
+fn _spin(py: Python<'_>, time_limit: Option<f64>, node_limit: Option<u64>) -> PyResult<(String, u64)> {
+    let cancel = CancelFlag::new();
+    let budget = Budget::new(time_limit, node_limit, None, cancel.clone()).into_py()?;
+    let (status, n) = interrupt::run(py, &cancel, || budget::spin_until_stopped(&budget))?;
+    Ok((status.as_str().to_owned(), n))
+}
+
+fn outcome_to_py(py: Python<'_>, outcome: Outcome<Tree>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("tree", convert::tree_to_py(py, &outcome.solution)?)?;
+    out.set_item("status", outcome.status.as_str())?;
+    out.set_item("lower_bound", outcome.lower_bound)?;
+    out.set_item("upper_bound", outcome.upper_bound)?;
+    out.set_item("statistics", convert::stats_to_py(py, &outcome.stats)?)?;
+    Ok(out)
+}
+
+/// The status names shared by Rust, Python, the CLI and JSON.
+#[pyfunction]
+fn status_names() -> Vec<&'static str> {
+    Status::ALL.iter().map(|s| s.as_str()).collect()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(tree_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_route, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_decision_path, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_stump, m)?)?;
+    m.add_function(wrap_pyfunction!(status_names, m)?)?;
+    m.add_function(wrap_pyfunction!(_spin, m)?)?;
+    Ok(())
+}

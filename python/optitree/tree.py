@@ -1,0 +1,385 @@
+"""The Python view of a fitted tree: numpy arrays, picklable, schema-versioned.
+
+Every optitree solver returns its tree as a :class:`Tree`. The arrays mirror the Rust core's
+struct-of-arrays model exactly; routing (``apply``, ``predict``, ``decision_path``) and validation
+run in the core, so Python and Rust can never disagree about where a row goes.
+
+Node kinds
+----------
+``LEAF`` (0)
+    No test; predicts from its class totals.
+``CATEGORY`` (1)
+    Multiway split on a categorical feature: child ``j`` takes the rows whose code is ``j``.
+``THRESHOLD`` (2)
+    Binary split: child 0 takes ``x[feature] <= threshold``, child 1 the rest.
+``OBLIQUE`` (3)
+    Binary split on a linear or polynomial test: child 0 takes
+    ``sum_t term_coef[t] * prod(x[f] for f in term t) <= 0``, child 1 the rest.
+
+Prediction policy
+-----------------
+A row whose value a node cannot route (a category code not seen in training, which
+:mod:`optitree` encodes as ``-1``, or NaN) stops at that node. A row is predicted from the deepest
+node on its path whose class totals are not all zero, so an empty leaf (a category absent from its
+parent's training rows) and an unroutable row both predict with the class distribution of the
+nearest informed ancestor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from optitree import _core
+from optitree.exceptions import DataError, InvalidParameterError, SchemaVersionError
+
+__all__ = ["CATEGORY", "LEAF", "OBLIQUE", "SCHEMA_VERSION", "THRESHOLD", "Tree"]
+
+LEAF, CATEGORY, THRESHOLD, OBLIQUE = 0, 1, 2, 3
+KIND_NAMES = {LEAF: "leaf", CATEGORY: "category", THRESHOLD: "threshold", OBLIQUE: "oblique"}
+
+#: Version of the tree's array layout; bumped whenever a saved tree would be read differently.
+SCHEMA_VERSION = 1
+
+_NODE_ARRAYS = {
+    "kind": np.int8,
+    "feature": np.int64,
+    "threshold": np.float64,
+    "oblique_index": np.int64,
+    "children_ptr": np.int64,
+    "children": np.int64,
+}
+_OBLIQUE_ARRAYS = {
+    "oblique_ptr": np.int64,
+    "term_coef": np.float64,
+    "term_ptr": np.int64,
+    "term_features": np.int64,
+}
+
+
+def _array(values: Any, dtype: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.array(values, dtype=dtype, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"tree array {name!r} cannot be read as {np.dtype(dtype)}: {exc}") from exc
+    if arr.ndim != 1:
+        raise DataError(f"tree array {name!r} must be 1-D, got shape {arr.shape}")
+    arr.setflags(write=False)
+    return arr
+
+
+class Tree:
+    """A decision tree with multiway, threshold and oblique splits.
+
+    Parameters
+    ----------
+    kind, feature, threshold, children_ptr, children : array-like
+        Per-node arrays (node 0 is the root); the children of node ``i`` are
+        ``children[children_ptr[i]:children_ptr[i + 1]]``. See the module docstring.
+    value : array-like of shape (n_nodes, n_classes)
+        Class totals (weighted counts) of the training rows reaching each node.
+    oblique_index : array-like, optional
+        Index of each oblique node's test (-1 elsewhere). Defaults to all -1.
+    oblique_ptr, term_coef, term_ptr, term_features : array-like, optional
+        The oblique tests: test ``k`` owns terms ``oblique_ptr[k]:oblique_ptr[k + 1]``; term ``t``
+        is ``term_coef[t]`` times the product of features ``term_features[term_ptr[t]:
+        term_ptr[t + 1]]`` (repeated for powers; none for the constant term).
+    n_features : int, optional
+        Number of input features; defaults to ``len(feature_names)`` or one more than the
+        largest feature index used.
+    feature_names, class_names, categories : list, optional
+        Display metadata: a name per feature, a label per class, and per feature the list of
+        category labels (``None`` for numeric features).
+
+    Examples
+    --------
+    A stump on feature 0 (``x0 <= 0.5``) with two leaves:
+
+    >>> from optitree.tree import Tree, THRESHOLD, LEAF
+    >>> t = Tree(kind=[THRESHOLD, LEAF, LEAF], feature=[0, -1, -1],
+    ...          threshold=[0.5, float("nan"), float("nan")],
+    ...          children_ptr=[0, 2, 2, 2], children=[1, 2],
+    ...          value=[[3, 2], [3, 0], [0, 2]], class_names=["no", "yes"])
+    >>> t.predict([[0.0], [1.0]]).tolist()
+    ['no', 'yes']
+    >>> t.get_depth(), t.get_n_leaves(), t.get_n_splits()
+    (1, 2, 1)
+    """
+
+    def __init__(
+        self,
+        kind: Any,
+        feature: Any,
+        threshold: Any,
+        children_ptr: Any,
+        children: Any,
+        value: Any,
+        *,
+        oblique_index: Any = None,
+        oblique_ptr: Any = None,
+        term_coef: Any = None,
+        term_ptr: Any = None,
+        term_features: Any = None,
+        n_features: int | None = None,
+        feature_names: list[str] | None = None,
+        class_names: list[Any] | None = None,
+        categories: list[list[Any] | None] | None = None,
+    ) -> None:
+        self.kind = _array(kind, np.int8, "kind")
+        n = len(self.kind)
+        self.feature = _array(feature, np.int64, "feature")
+        self.threshold = _array(threshold, np.float64, "threshold")
+        if oblique_index is None:
+            oblique_index = np.full(n, -1)
+        self.oblique_index = _array(oblique_index, np.int64, "oblique_index")
+        self.children_ptr = _array(children_ptr, np.int64, "children_ptr")
+        self.children = _array(children, np.int64, "children")
+        empty = {"oblique_ptr": [0], "term_coef": [], "term_ptr": [0], "term_features": []}
+        given = {
+            "oblique_ptr": oblique_ptr,
+            "term_coef": term_coef,
+            "term_ptr": term_ptr,
+            "term_features": term_features,
+        }
+        for name, dtype in _OBLIQUE_ARRAYS.items():
+            values = empty[name] if given[name] is None or len(given[name]) == 0 else given[name]
+            setattr(self, name, _array(values, dtype, name))
+        value_arr = np.array(value, dtype=np.float64, copy=True)
+        if value_arr.ndim != 2 or value_arr.shape[0] != n:
+            raise DataError(
+                f"tree array 'value' must have shape (n_nodes={n}, n_classes), got {value_arr.shape}"
+            )
+        value_arr.setflags(write=False)
+        self.value = value_arr
+        if n_features is None:
+            if feature_names is not None:
+                n_features = len(feature_names)
+            else:
+                used = [int(self.feature.max(initial=-1))]
+                if len(self.term_features):
+                    used.append(int(self.term_features.max()))
+                n_features = max(used) + 1
+        self.n_features = int(n_features)
+        self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
+        self.class_names = None if class_names is None else list(class_names)
+        self.categories = (
+            None if categories is None else [None if c is None else list(c) for c in categories]
+        )
+        self._check_metadata()
+        _core.tree_validate(self)
+
+    def _check_metadata(self) -> None:
+        for name, seq, expected in (
+            ("feature_names", self.feature_names, self.n_features),
+            ("class_names", self.class_names, self.n_classes),
+            ("categories", self.categories, self.n_features),
+        ):
+            if seq is not None and len(seq) != expected:
+                raise DataError(f"{name} has {len(seq)} entries but the tree has {expected}")
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return len(self.kind)
+
+    @property
+    def node_count(self) -> int:
+        """Number of nodes (scikit-learn's name)."""
+        return self.n_nodes
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes (columns of ``value``)."""
+        return self.value.shape[1]
+
+    @property
+    def n_splits(self) -> int:
+        """Number of internal nodes; a multiway split counts once."""
+        return self.get_n_splits()
+
+    def children_of(self, node: int) -> np.ndarray:
+        """The children of ``node`` (empty for a leaf)."""
+        return self.children[self.children_ptr[node] : self.children_ptr[node + 1]]
+
+    def parent(self) -> np.ndarray:
+        """Parent of every node (-1 for the root)."""
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        for i in range(self.n_nodes):
+            parent[self.children_of(i)] = i
+        return parent
+
+    def node_depth(self) -> np.ndarray:
+        """Depth of every node (the root has depth 0)."""
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        # Preorder numbering is not required, so walk from the root.
+        stack = [0]
+        while stack:
+            i = stack.pop()
+            for c in self.children_of(i):
+                depth[c] = depth[i] + 1
+                stack.append(int(c))
+        return depth
+
+    def get_depth(self) -> int:
+        """Length of the longest root-to-leaf path (a single leaf has depth 0)."""
+        return int(self.node_depth().max())
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(np.count_nonzero(self.kind == LEAF))
+
+    def get_n_splits(self) -> int:
+        """Number of internal nodes (splits)."""
+        return self.n_nodes - self.get_n_leaves()
+
+    # ------------------------------------------------------------------ routing
+    def _matrix(self, X: Any) -> np.ndarray:
+        from optitree._validation import encode_predict
+
+        if self.categories is not None or self.feature_names is not None:
+            if _is_frame(X) or _has_objects(X):
+                names = self.feature_names or [f"x{i}" for i in range(self.n_features)]
+                cats = self.categories or [None] * self.n_features
+                return encode_predict(X, names, cats)
+        try:
+            arr = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"X cannot be read as numbers: {exc}") from exc
+        if arr.ndim != 2:
+            raise DataError(f"X must be 2-D (n_rows, n_features), got shape {arr.shape}")
+        if arr.shape[1] != self.n_features:
+            raise DataError(f"X has {arr.shape[1]} columns but the tree reads {self.n_features}")
+        return np.ascontiguousarray(arr)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index of the node where each row stops (a leaf, or the node that could not route it).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        ndarray of int64, shape (n_rows,)
+        """
+        reached, _ = _core.tree_route(self, self._matrix(X))
+        return reached
+
+    def prediction_nodes(self, X: Any) -> np.ndarray:
+        """Index of the node whose class totals predict each row (see the prediction policy)."""
+        _, predicting = _core.tree_route(self, self._matrix(X))
+        return predicting
+
+    def predict_proba(self, X: Any, *, laplace: float = 0.0) -> np.ndarray:
+        """Class probabilities: the class frequencies of each row's predicting node.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+        laplace : float, default=0
+            Additive smoothing: ``(count + laplace) / (total + laplace * n_classes)``.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+        """
+        if not np.isfinite(laplace) or laplace < 0:
+            raise InvalidParameterError(f"laplace must be a finite number >= 0, got {laplace}")
+        counts = self.value[self.prediction_nodes(X)] + laplace
+        return counts / counts.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class of each row: labels from ``class_names`` if set, else class indices.
+
+        Ties between classes go to the first class in ``class_names`` order.
+        """
+        idx = np.argmax(self.value[self.prediction_nodes(X)], axis=1)
+        if self.class_names is None:
+            return idx
+        # Labels of mixed types (say 1 and "a") stay Python objects instead of being cast.
+        dtype = object if _mixed(self.class_names) else None
+        return np.asarray(self.class_names, dtype=dtype)[idx]
+
+    def decision_path(self, X: Any):
+        """Sparse indicator matrix (n_rows, n_nodes): which nodes each row passes through.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of int8
+        """
+        from scipy.sparse import csr_matrix
+
+        Xm = self._matrix(X)
+        indptr, nodes = _core.tree_decision_path(self, Xm)
+        data = np.ones(len(nodes), dtype=np.int8)
+        return csr_matrix((data, nodes, indptr), shape=(Xm.shape[0], self.n_nodes))
+
+    # ------------------------------------------------------------------ identity
+    def _arrays(self) -> dict[str, np.ndarray]:
+        names = [*_NODE_ARRAYS, "value", *_OBLIQUE_ARRAYS]
+        return {name: getattr(self, name) for name in names}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tree):
+            return NotImplemented
+        same_arrays = all(
+            a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+            for a, b in zip(self._arrays().values(), other._arrays().values())
+        )
+        return (
+            same_arrays
+            and self.n_features == other.n_features
+            and self.feature_names == other.feature_names
+            and _labels_equal(self.class_names, other.class_names)
+            and self.categories == other.categories
+        )
+
+    __hash__ = None  # mutable metadata: trees are compared by value, not hashed
+
+    def __repr__(self) -> str:
+        return (
+            f"Tree(n_nodes={self.n_nodes}, n_leaves={self.get_n_leaves()}, "
+            f"depth={self.get_depth()}, n_features={self.n_features}, n_classes={self.n_classes})"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: arr.copy() for name, arr in self._arrays().items()}
+        state.update(
+            schema_version=SCHEMA_VERSION,
+            n_features=self.n_features,
+            feature_names=self.feature_names,
+            class_names=self.class_names,
+            categories=self.categories,
+        )
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        version = state.get("schema_version")
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"this tree was saved with schema version {version!r}, but this optitree reads "
+                f"versions up to {SCHEMA_VERSION}; upgrade optitree to load it"
+            )
+        kwargs = {k: v for k, v in state.items() if k != "schema_version"}
+        self.__init__(**kwargs)  # type: ignore[misc]  # re-validates the arrays
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes")
+
+
+def _has_objects(X: Any) -> bool:
+    arr = np.asarray(X)
+    return arr.dtype.kind in "OUS"
+
+
+def _mixed(labels: list[Any]) -> bool:
+    return len({type(v) for v in labels}) > 1
+
+
+def _labels_equal(a: list[Any] | None, b: list[Any] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(type(x) is type(y) and x == y for x, y in zip(a, b))
