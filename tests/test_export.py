@@ -459,6 +459,12 @@ def test_export_text_nested_empty_leaf_uses_nearest_nonempty_ancestor():
     assert export_text(tree) == expected
 
 
+def test_empty_leaf_class_agrees_with_tree_predict():
+    # rainy (code 2) reaches the empty leaf; the text says "yes", so must predict.
+    assert "rainy\n|   |--- class: yes (empty" in export_text(category_tree())
+    assert category_tree().predict([[2, 50.0]]).tolist() == ["yes"]
+
+
 def test_export_text_max_depth_truncation():
     expected_1 = (
         "|--- petal_length <= 2.45\n"
@@ -778,11 +784,19 @@ def test_json_typed_category_labels():
     assert again == tree
 
 
-def test_json_non_finite_floats_in_arrays():
-    tree = rebuild(threshold_tree(), threshold=np.array([math.inf, nan, -math.inf, nan, nan]))
-    text = to_json(tree)
-    assert "Infinity" not in text and "NaN" not in text
-    assert from_json(text) == tree
+def test_json_float_codec_handles_non_finite_values():
+    # The tree validator rejects infinite thresholds and counts, but the codec
+    # itself must still write strict JSON for any float and read it back.
+    from optitree.export import _decode_float, _encode_float
+
+    for x in [0.1, -2.5e-300, 1e308, math.inf, -math.inf, 0.0, -0.0]:
+        encoded = _encode_float(x)
+        assert json.loads(json.dumps(encoded, allow_nan=False)) == encoded
+        assert _decode_float(encoded, "x") == x
+    assert _encode_float(math.nan) is None
+    assert math.isnan(_decode_float(None, "x"))
+    with pytest.raises(DataError, match="x must be a number"):
+        _decode_float("1.5", "x")
 
 
 def test_json_unsupported_label_type():

@@ -162,9 +162,11 @@ class Tree:
                 n_features = max(used) + 1
         self.n_features = int(n_features)
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
-        self.class_names = None if class_names is None else list(class_names)
+        self.class_names = None if class_names is None else _plain_list(class_names)
         self.categories = (
-            None if categories is None else [None if c is None else list(c) for c in categories]
+            None
+            if categories is None
+            else [None if c is None else _plain_list(c) for c in categories]
         )
         self._check_metadata()
         _core.tree_validate(self)
@@ -364,6 +366,12 @@ class Tree:
             )
         kwargs = {k: v for k, v in state.items() if k != "schema_version"}
         self.__init__(**kwargs)  # type: ignore[misc]  # re-validates the arrays
+
+
+def _plain_list(labels: Any) -> list[Any]:
+    # numpy scalars (np.int64, np.str_) become Python ones, so saved and reloaded trees compare
+    # equal and labels serialise with their natural type.
+    return [v.item() if isinstance(v, np.generic) else v for v in labels]
 
 
 def _is_frame(X: Any) -> bool:

@@ -91,6 +91,7 @@ pub fn dataset(
     codes: &PyReadonlyArray2<'_, i64>,
     labels: &PyReadonlyArray1<'_, i64>,
     n_classes: Option<usize>,
+    n_values: Option<&[usize]>,
     weights: Option<&PyReadonlyArray1<'_, f64>>,
 ) -> PyResult<Dataset> {
     let codes_arr = codes.as_array();
@@ -120,7 +121,7 @@ pub fn dataset(
         })?);
     }
     let w = weights.map(|w| w.as_array().to_vec());
-    Dataset::new(&flat, n_features, &y, None, n_classes, w).into_py()
+    Dataset::new(&flat, n_features, &y, n_values, n_classes, w).into_py()
 }
 
 /// Statistics as an ordered dict of ints and floats.

@@ -52,15 +52,16 @@ fn tree_decision_path<'py>(
 /// Summary of a categorical dataset as the Rust core sees it (rows, features, classes,
 /// categories per feature, class totals). Exercises the bitset data layer from Python.
 #[pyfunction]
-#[pyo3(signature = (codes, labels, n_classes=None, sample_weight=None))]
+#[pyo3(signature = (codes, labels, n_classes=None, n_values=None, sample_weight=None))]
 fn dataset_summary<'py>(
     py: Python<'py>,
     codes: PyReadonlyArray2<'py, i64>,
     labels: PyReadonlyArray1<'py, i64>,
     n_classes: Option<usize>,
+    n_values: Option<Vec<usize>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let data = convert::dataset(&codes, &labels, n_classes, sample_weight.as_ref())?;
+    let data = convert::dataset(&codes, &labels, n_classes, n_values.as_deref(), sample_weight.as_ref())?;
     let out = PyDict::new(py);
     out.set_item("n_rows", data.n_rows())?;
     out.set_item("n_features", data.n_features())?;
@@ -74,16 +75,17 @@ fn dataset_summary<'py>(
 /// The best tree with at most one multiway split (exact), as a dict with the tree arrays, status,
 /// bounds and statistics.
 #[pyfunction]
-#[pyo3(signature = (codes, labels, n_classes=None, sample_weight=None, time_limit=None))]
+#[pyo3(signature = (codes, labels, n_classes=None, n_values=None, sample_weight=None, time_limit=None))]
 fn fit_stump<'py>(
     py: Python<'py>,
     codes: PyReadonlyArray2<'py, i64>,
     labels: PyReadonlyArray1<'py, i64>,
     n_classes: Option<usize>,
+    n_values: Option<Vec<usize>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     time_limit: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let data = convert::dataset(&codes, &labels, n_classes, sample_weight.as_ref())?;
+    let data = convert::dataset(&codes, &labels, n_classes, n_values.as_deref(), sample_weight.as_ref())?;
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
     let outcome = interrupt::run(py, &cancel, || stump::best_stump(&data, &budget))?.into_py()?;

@@ -1,0 +1,73 @@
+"""Checks for estimator parameters, shared by every estimator.
+
+Each check raises :class:`~optitree.exceptions.InvalidParameterError` naming the parameter, the
+value received and what is allowed, and returns the value in canonical form.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from optitree.exceptions import InvalidParameterError
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_none: bool = False,
+) -> float | None:
+    """A real number within bounds (``None`` allowed if ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    lo = "(" if low_open else "["
+    hi = ")" if high_open else "]"
+    allowed = f"a number in {lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
+    if allow_none:
+        allowed += " or None"
+    if not _is_real(value) or value != value:  # NaN fails value == value
+        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+    v = float(value)
+    too_low = low is not None and (v <= low if low_open else v < low)
+    too_high = high is not None and (v >= high if high_open else v > high)
+    if too_low or too_high:
+        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+    return v
+
+
+def check_int(
+    name: str, value: Any, *, low: int | None = None, allow_none: bool = False
+) -> int | None:
+    """An integer ``>= low`` (``None`` allowed if ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    allowed = "an integer" + (f" >= {low}" if low is not None else "")
+    if allow_none:
+        allowed += " or None"
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+    if low is not None and value < low:
+        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+    return int(value)
+
+
+def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
+    """One of ``choices``."""
+    if value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise InvalidParameterError(f"{name} must be one of {listed}; got {value!r}")
+    return value
+
+
+def check_time_limit(value: Any) -> float | None:
+    """A positive number of seconds, or ``None`` for no limit."""
+    return check_real("time_limit", value, low=0, low_open=True, allow_none=True)

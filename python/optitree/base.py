@@ -1,0 +1,243 @@
+"""Shared estimator machinery: input validation and encoding, the categorical view the Rust core
+searches, turning the core's tree back into a tree over the user's columns, and fitted status.
+
+Every estimator family (``branches.py``, ``maptree.py``, ...) derives from
+:class:`BaseTreeClassifier` and only adds its parameters and its call into the core.
+
+Numeric columns
+---------------
+The core searches categorical data. A numeric column enters the search as one binary feature per
+candidate threshold ``t`` (code 0 when ``x <= t``, code 1 otherwise), computed by
+:class:`optitree.preprocessing.ThresholdBinarizer`. A split chosen on such a feature comes back to
+the user as a ``THRESHOLD`` node ``x <= t`` on the original column, so trees, exports and saved
+models always speak about the user's own columns.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from optitree._validation import (
+    EncodedInput,
+    check_labels,
+    check_sample_weight,
+    encode_fit,
+    encode_predict,
+)
+from optitree.exceptions import InternalError, NotProvenOptimalWarning
+from optitree.tree import CATEGORY, THRESHOLD, Tree
+
+__all__ = ["BaseTreeClassifier", "CategoricalView", "FitData", "categorical_view"]
+
+
+@dataclass(frozen=True)
+class CategoricalView:
+    """The data as the core sees them: integer codes, one column per core feature.
+
+    Attributes
+    ----------
+    codes : ndarray of int64, shape (n_rows, n_core_features)
+    n_values : list of int
+        Number of categories of each core feature.
+    source : list of (int, float or None)
+        For each core feature, the input column it comes from and, for a binarised numeric
+        column, the threshold ``t`` (code 0 means ``x <= t``).
+    """
+
+    codes: np.ndarray
+    n_values: list[int]
+    source: list[tuple[int, float | None]] = field(default_factory=list)
+
+
+def categorical_view(
+    enc: EncodedInput, *, max_thresholds: int | None = None
+) -> CategoricalView:
+    """Builds the categorical view of encoded input (see the module docstring)."""
+    from optitree.preprocessing import ThresholdBinarizer
+
+    n_rows = enc.X.shape[0]
+    columns: list[np.ndarray] = []
+    n_values: list[int] = []
+    source: list[tuple[int, float | None]] = []
+    for j, cats in enumerate(enc.categories):
+        col = enc.X[:, j]
+        if cats is not None:
+            columns.append(col.astype(np.int64))
+            n_values.append(len(cats))
+            source.append((j, None))
+            continue
+        binarizer = ThresholdBinarizer(max_thresholds=max_thresholds).fit(col.reshape(-1, 1))
+        for t in binarizer.thresholds_[0]:
+            columns.append((col > t).astype(np.int64))
+            n_values.append(2)
+            source.append((j, float(t)))
+    codes = np.column_stack(columns) if columns else np.zeros((n_rows, 0), dtype=np.int64)
+    return CategoricalView(np.ascontiguousarray(codes, dtype=np.int64), n_values, source)
+
+
+def tree_from_core(
+    arrays: dict[str, Any], view: CategoricalView, enc: EncodedInput, classes: np.ndarray
+) -> Tree:
+    """Turns a tree over core features into a tree over the input columns.
+
+    A categorical node on a binarised numeric feature becomes the threshold node ``x <= t``
+    (its two children are already in the order code 0 = low side, code 1 = high side).
+    """
+    kind = np.array(arrays["kind"], dtype=np.int8)
+    feature = np.array(arrays["feature"], dtype=np.int64)
+    threshold = np.array(arrays["threshold"], dtype=np.float64)
+    for i in np.flatnonzero(kind == CATEGORY):
+        column, t = view.source[feature[i]]
+        feature[i] = column
+        if t is not None:
+            if arrays["children_ptr"][i + 1] - arrays["children_ptr"][i] != 2:
+                raise InternalError(f"binarised feature split at node {i} is not binary")
+            kind[i], threshold[i] = THRESHOLD, t
+    rest = {k: v for k, v in arrays.items() if k not in ("kind", "feature", "threshold")}
+    rest["n_features"] = len(enc.feature_names)
+    return Tree(
+        kind=kind,
+        feature=feature,
+        threshold=threshold,
+        feature_names=enc.feature_names,
+        class_names=[_plain(c) for c in classes],
+        categories=enc.categories,
+        **rest,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars become Python scalars so names print and serialise naturally."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass(frozen=True)
+class FitData:
+    """Validated training data ready for the core."""
+
+    encoded: EncodedInput
+    y: np.ndarray
+    sample_weight: np.ndarray | None
+    view: CategoricalView
+
+
+class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Fitted-state handling, prediction and reporting shared by optitree's classifiers.
+
+    Subclasses implement ``fit`` with :meth:`_prepare_fit`, a core call and :meth:`_finish_fit`.
+    After fitting, every classifier has ``tree_``, ``classes_``, ``n_features_in_``,
+    ``feature_names_in_`` (DataFrame input only), ``status_``, ``lower_bound_``,
+    ``upper_bound_`` and ``statistics_``.
+    """
+
+    _max_thresholds: int | None = None
+
+    def _prepare_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
+        encoded = encode_fit(X)
+        y_codes, classes = check_labels(y, n_rows=encoded.X.shape[0])
+        weights = check_sample_weight(sample_weight, encoded.X.shape[0])
+        self.classes_ = classes
+        self.n_features_in_ = encoded.X.shape[1]
+        if encoded.had_names:
+            self.feature_names_in_ = np.asarray(encoded.feature_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        view = categorical_view(encoded, max_thresholds=self._max_thresholds)
+        return FitData(encoded, y_codes, weights, view)
+
+    def _finish_fit(self, result: dict[str, Any], data: FitData) -> None:
+        self.tree_ = tree_from_core(result["tree"], data.view, data.encoded, self.classes_)
+        self.status_ = str(result["status"])
+        self.lower_bound_ = float(result["lower_bound"])
+        self.upper_bound_ = float(result["upper_bound"])
+        self.statistics_ = dict(result["statistics"])
+        self._encoding = (data.encoded.feature_names, data.encoded.categories)
+        if self.status_ != "optimal":
+            warnings.warn(
+                f"{type(self).__name__} stopped with status {self.status_!r} before proving "
+                f"optimality; the tree is the best found (bounds [{self.lower_bound_:.6g}, "
+                f"{self.upper_bound_:.6g}])",
+                NotProvenOptimalWarning,
+                stacklevel=3,
+            )
+
+    def _predict_matrix(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        names, categories = self._encoding
+        return encode_predict(X, names, categories)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index of the node where each row stops.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        ndarray of int64, shape (n_rows,)
+        """
+        return self.tree_.apply(self._predict_matrix(X))
+
+    def decision_path(self, X: Any):
+        """Sparse (n_rows, n_nodes) indicator of the nodes each row passes through."""
+        return self.tree_.decision_path(self._predict_matrix(X))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class frequencies of the node that predicts each row, columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+        """
+        return self.tree_.predict_proba(self._predict_matrix(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class of each row (ties go to the first class in ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
+        nodes = self.tree_.prediction_nodes(self._predict_matrix(X))
+        return self.classes_[np.argmax(self.tree_.value[nodes], axis=1)]
+
+    def get_depth(self) -> int:
+        """Depth of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.get_depth()
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.get_n_leaves()
+
+    def get_n_splits(self) -> int:
+        """Number of splits (internal nodes) of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.get_n_splits()
+
+    def training_accuracy(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Weighted accuracy of the fitted tree on ``(X, y)``, computed by routing each row.
+
+        This evaluator shares no code with any search; estimators use it to re-score the tree
+        they return.
+        """
+        y_true = np.asarray(y).ravel()
+        hits = self.predict(X) == y_true
+        w = np.ones(len(y_true)) if sample_weight is None else np.asarray(sample_weight, float)
+        return float(np.sum(w * hits) / np.sum(w))
