@@ -31,7 +31,9 @@ def check_real(
         return None
     lo = "(" if low_open else "["
     hi = ")" if high_open else "]"
-    allowed = f"a number in {lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
+    low_text = "-inf" if low is None else low
+    high_text = "inf" if high is None else high
+    allowed = f"a number in {lo}{low_text}, {high_text}{hi}"
     if allow_none:
         allowed += " or None"
     if not _is_real(value) or value != value:  # NaN fails value == value

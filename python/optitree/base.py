@@ -56,9 +56,16 @@ class CategoricalView:
 
 
 def categorical_view(
-    enc: EncodedInput, *, max_thresholds: int | None = None
+    enc: EncodedInput,
+    *,
+    max_thresholds: int | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> CategoricalView:
-    """Builds the categorical view of encoded input (see the module docstring)."""
+    """Builds the categorical view of encoded input (see the module docstring).
+
+    Candidate thresholds come from the rows with positive weight only, so that a row of weight
+    zero changes nothing, exactly as if it were absent.
+    """
     from optitree.preprocessing import ThresholdBinarizer
 
     n_rows = enc.X.shape[0]
@@ -72,7 +79,9 @@ def categorical_view(
             n_values.append(len(cats))
             source.append((j, None))
             continue
-        binarizer = ThresholdBinarizer(max_thresholds=max_thresholds).fit(col.reshape(-1, 1))
+        counted = col if sample_weight is None else col[sample_weight > 0]
+        binarizer = ThresholdBinarizer(max_thresholds=max_thresholds)
+        binarizer.fit(counted.reshape(-1, 1))
         for t in binarizer.thresholds_[0]:
             columns.append((col > t).astype(np.int64))
             n_values.append(2)
@@ -148,7 +157,9 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(encoded.feature_names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        view = categorical_view(encoded, max_thresholds=self._max_thresholds)
+        view = categorical_view(
+            encoded, max_thresholds=self._max_thresholds, sample_weight=weights
+        )
         return FitData(encoded, y_codes, weights, view)
 
     def _finish_fit(self, result: dict[str, Any], data: FitData) -> None:
@@ -183,11 +194,13 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of int64, shape (n_rows,)
         """
-        return self.tree_.apply(self._predict_matrix(X))
+        Xm = self._predict_matrix(X)
+        return self.tree_.apply(Xm)
 
     def decision_path(self, X: Any):
         """Sparse (n_rows, n_nodes) indicator of the nodes each row passes through."""
-        return self.tree_.decision_path(self._predict_matrix(X))
+        Xm = self._predict_matrix(X)
+        return self.tree_.decision_path(Xm)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the node that predicts each row, columns in ``classes_`` order.
@@ -200,7 +213,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_rows, n_classes)
         """
-        return self.tree_.predict_proba(self._predict_matrix(X))
+        Xm = self._predict_matrix(X)
+        return self.tree_.predict_proba(Xm)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each row (ties go to the first class in ``classes_``).
@@ -213,7 +227,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_rows,)
         """
-        nodes = self.tree_.prediction_nodes(self._predict_matrix(X))
+        Xm = self._predict_matrix(X)
+        nodes = self.tree_.prediction_nodes(Xm)
         return self.classes_[np.argmax(self.tree_.value[nodes], axis=1)]
 
     def get_depth(self) -> int:

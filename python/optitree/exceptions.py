@@ -11,11 +11,11 @@ crate; nothing else crosses the boundary.
 from __future__ import annotations
 
 __all__ = [
-    "OptitreeError",
     "DataError",
-    "InvalidParameterError",
     "InternalError",
+    "InvalidParameterError",
     "NotProvenOptimalWarning",
+    "OptitreeError",
     "SchemaVersionError",
 ]
 

@@ -148,7 +148,8 @@ class Tree:
         value_arr = np.array(value, dtype=np.float64, copy=True)
         if value_arr.ndim != 2 or value_arr.shape[0] != n:
             raise DataError(
-                f"tree array 'value' must have shape (n_nodes={n}, n_classes), got {value_arr.shape}"
+                f"tree array 'value' must have shape (n_nodes={n}, n_classes), "
+                f"got {value_arr.shape}"
             )
         value_arr.setflags(write=False)
         self.value = value_arr

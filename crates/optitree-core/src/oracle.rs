@@ -22,7 +22,12 @@ pub fn random_instance(n: usize, d: usize, values: u32, classes: u32, seed: u64)
     };
     let codes = (0..n * d).map(|_| next(values)).collect();
     let labels = (0..n).map(|_| next(classes)).collect();
-    Instance { n_rows: n, n_features: d, codes, labels }
+    Instance {
+        n_rows: n,
+        n_features: d,
+        codes,
+        labels,
+    }
 }
 
 fn majority_correct(rows: &[usize], inst: &Instance) -> u64 {
@@ -40,7 +45,10 @@ pub fn best_stump_correct(inst: &Instance) -> (u64, Option<usize>) {
     for f in 0..inst.n_features {
         let mut groups: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
         for r in 0..inst.n_rows {
-            groups.entry(inst.codes[r * inst.n_features + f]).or_default().push(r);
+            groups
+                .entry(inst.codes[r * inst.n_features + f])
+                .or_default()
+                .push(r);
         }
         let c = groups.values().map(|g| majority_correct(g, inst)).sum();
         if c > best.0 {

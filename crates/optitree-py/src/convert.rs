@@ -3,7 +3,10 @@
 
 use std::borrow::Cow;
 
-use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -17,7 +20,9 @@ use crate::errors::{to_py, IntoPy};
 
 fn vec_attr<T: numpy::Element + Copy>(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<T>> {
     let arr: PyReadonlyArray1<'_, T> = obj.getattr(name)?.extract().map_err(|_| {
-        to_py(Error::Data(format!("tree attribute {name:?} is not a 1-D array of the expected dtype")))
+        to_py(Error::Data(format!(
+            "tree attribute {name:?} is not a 1-D array of the expected dtype"
+        )))
     })?;
     Ok(arr.as_array().to_vec())
 }
@@ -25,7 +30,9 @@ fn vec_attr<T: numpy::Element + Copy>(obj: &Bound<'_, PyAny>, name: &str) -> PyR
 /// Reads the arrays of a Python `optitree.tree.Tree` and validates them into a core tree.
 pub fn tree_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Tree> {
     let value: PyReadonlyArray2<'_, f64> = obj.getattr("value")?.extract().map_err(|_| {
-        to_py(Error::Data("tree attribute 'value' is not a 2-D float64 array".into()))
+        to_py(Error::Data(
+            "tree attribute 'value' is not a 2-D float64 array".into(),
+        ))
     })?;
     let n_classes = value.shape()[1];
     let arrays = TreeArrays {
@@ -57,7 +64,10 @@ pub fn tree_to_py<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'py, PyDi
     d.set_item("oblique_index", a.oblique_index.into_pyarray(py))?;
     d.set_item("children_ptr", a.children_ptr.into_pyarray(py))?;
     d.set_item("children", a.children.into_pyarray(py))?;
-    d.set_item("value", a.value.into_pyarray(py).reshape([n_nodes, a.n_classes])?)?;
+    d.set_item(
+        "value",
+        a.value.into_pyarray(py).reshape([n_nodes, a.n_classes])?,
+    )?;
     d.set_item("oblique_ptr", a.oblique_ptr.into_pyarray(py))?;
     d.set_item("term_coef", a.term_coef.into_pyarray(py))?;
     d.set_item("term_ptr", a.term_ptr.into_pyarray(py))?;
@@ -83,7 +93,10 @@ pub fn matrix_for<'a>(tree: &Tree, x: &'a PyReadonlyArray2<'_, f64>) -> PyResult
 
 /// Node indices as an int64 numpy array.
 pub fn indices(py: Python<'_>, v: Vec<usize>) -> Bound<'_, PyArray1<i64>> {
-    v.into_iter().map(|i| i as i64).collect::<Vec<_>>().into_pyarray(py)
+    v.into_iter()
+        .map(|i| i as i64)
+        .collect::<Vec<_>>()
+        .into_pyarray(py)
 }
 
 /// Builds a core dataset from integer codes (n_rows x n_features) and integer labels.
@@ -117,7 +130,9 @@ pub fn dataset(
     let mut y = Vec::with_capacity(n_rows);
     for (r, &l) in labels_arr.iter().enumerate() {
         y.push(u32::try_from(l).map_err(|_| {
-            to_py(Error::Data(format!("label {l} at row {r} is not a class code in 0..2^32")))
+            to_py(Error::Data(format!(
+                "label {l} at row {r} is not a class code in 0..2^32"
+            )))
         })?);
     }
     let w = weights.map(|w| w.as_array().to_vec());

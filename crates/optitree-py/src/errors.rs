@@ -9,7 +9,10 @@ use optitree_core::Error;
 
 fn exception_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
     let module = py.import("optitree.exceptions")?;
-    module.getattr(name)?.cast_into::<PyType>().map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    module
+        .getattr(name)?
+        .cast_into::<PyType>()
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// Converts a core error into the matching Python exception.

@@ -18,7 +18,11 @@ use optitree_core::search::CancelFlag;
 const POLL: Duration = Duration::from_millis(20);
 
 /// Runs `work` off the GIL; on Ctrl-C raises `cancel` and still returns the work's result.
-pub fn run<T: Send>(py: Python<'_>, cancel: &CancelFlag, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+pub fn run<T: Send>(
+    py: Python<'_>,
+    cancel: &CancelFlag,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
     let done = (Mutex::new(false), Condvar::new());
     let done_ref = &done;
     std::thread::scope(|scope| {
@@ -39,7 +43,10 @@ pub fn run<T: Send>(py: Python<'_>, cancel: &CancelFlag, work: impl FnOnce() -> 
         loop {
             let finished = py.detach(|| {
                 let flag = done.0.lock().unwrap_or_else(|p| p.into_inner());
-                let (flag, _) = done.1.wait_timeout_while(flag, POLL, |d| !*d).unwrap_or_else(|p| p.into_inner());
+                let (flag, _) = done
+                    .1
+                    .wait_timeout_while(flag, POLL, |d| !*d)
+                    .unwrap_or_else(|p| p.into_inner());
                 *flag
             });
             if finished {

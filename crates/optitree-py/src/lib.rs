@@ -16,6 +16,9 @@ use optitree_core::tree::Tree;
 
 use errors::IntoPy;
 
+/// Two int64 index arrays returned together.
+type IndexPair<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
+
 /// Checks the arrays of a Python `Tree` (raises DataError naming the broken rule).
 #[pyfunction]
 fn tree_validate(tree: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -29,11 +32,14 @@ fn tree_route<'py>(
     py: Python<'py>,
     tree: &Bound<'py, PyAny>,
     x: PyReadonlyArray2<'py, f64>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+) -> PyResult<IndexPair<'py>> {
     let t = convert::tree_from_py(tree)?;
     let rows = convert::matrix_for(&t, &x)?;
     let (reached, predicting) = py.detach(|| t.route_rows(rows.as_ref()));
-    Ok((convert::indices(py, reached), convert::indices(py, predicting)))
+    Ok((
+        convert::indices(py, reached),
+        convert::indices(py, predicting),
+    ))
 }
 
 /// Decision paths of the rows of `x` as CSR `(indptr, node indices)`.
@@ -42,7 +48,7 @@ fn tree_decision_path<'py>(
     py: Python<'py>,
     tree: &Bound<'py, PyAny>,
     x: PyReadonlyArray2<'py, f64>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+) -> PyResult<IndexPair<'py>> {
     let t = convert::tree_from_py(tree)?;
     let rows = convert::matrix_for(&t, &x)?;
     let (indptr, nodes) = py.detach(|| t.decision_paths(rows.as_ref()));
@@ -61,14 +67,23 @@ fn dataset_summary<'py>(
     n_values: Option<Vec<usize>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let data = convert::dataset(&codes, &labels, n_classes, n_values.as_deref(), sample_weight.as_ref())?;
+    let data = convert::dataset(
+        &codes,
+        &labels,
+        n_classes,
+        n_values.as_deref(),
+        sample_weight.as_ref(),
+    )?;
     let out = PyDict::new(py);
     out.set_item("n_rows", data.n_rows())?;
     out.set_item("n_features", data.n_features())?;
     out.set_item("n_classes", data.n_classes())?;
     let n_values: Vec<usize> = (0..data.n_features()).map(|f| data.n_values(f)).collect();
     out.set_item("n_values", n_values)?;
-    out.set_item("class_totals", data.class_weights(&data.all_rows()).into_pyarray(py))?;
+    out.set_item(
+        "class_totals",
+        data.class_weights(&data.all_rows()).into_pyarray(py),
+    )?;
     Ok(out)
 }
 
@@ -85,7 +100,13 @@ fn fit_stump<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     time_limit: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let data = convert::dataset(&codes, &labels, n_classes, n_values.as_deref(), sample_weight.as_ref())?;
+    let data = convert::dataset(
+        &codes,
+        &labels,
+        n_classes,
+        n_values.as_deref(),
+        sample_weight.as_ref(),
+    )?;
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
     let outcome = interrupt::run(py, &cancel, || stump::best_stump(&data, &budget))?.into_py()?;
@@ -96,7 +117,11 @@ fn fit_stump<'py>(
 /// node limits and Ctrl-C handling that depends on no solver.
 #[pyfunction]
 #[pyo3(signature = (time_limit=None, node_limit=None))]
-fn _spin(py: Python<'_>, time_limit: Option<f64>, node_limit: Option<u64>) -> PyResult<(String, u64)> {
+fn _spin(
+    py: Python<'_>,
+    time_limit: Option<f64>,
+    node_limit: Option<u64>,
+) -> PyResult<(String, u64)> {
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, node_limit, None, cancel.clone()).into_py()?;
     let (status, n) = interrupt::run(py, &cancel, || budget::spin_until_stopped(&budget))?;

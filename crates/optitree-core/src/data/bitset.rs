@@ -21,12 +21,18 @@ fn n_words(len: usize) -> usize {
 impl Bitset {
     /// The empty set over `len` rows.
     pub fn empty(len: usize) -> Self {
-        Bitset { words: vec![0; n_words(len)], len }
+        Bitset {
+            words: vec![0; n_words(len)],
+            len,
+        }
     }
 
     /// The set of all `len` rows.
     pub fn full(len: usize) -> Self {
-        let mut b = Bitset { words: vec![u64::MAX; n_words(len)], len };
+        let mut b = Bitset {
+            words: vec![u64::MAX; n_words(len)],
+            len,
+        };
         b.clear_tail();
         b
     }
@@ -95,14 +101,26 @@ impl Bitset {
     /// `|self ∩ other|` without allocating.
     pub fn intersection_count(&self, other: &Bitset) -> u64 {
         debug_assert_eq!(self.len, other.len);
-        self.words.iter().zip(&other.words).map(|(a, b)| u64::from((a & b).count_ones())).sum()
+        self.words
+            .iter()
+            .zip(&other.words)
+            .map(|(a, b)| u64::from((a & b).count_ones()))
+            .sum()
     }
 
     /// `self ∩ other` as a new set.
     pub fn and(&self, other: &Bitset) -> Bitset {
         debug_assert_eq!(self.len, other.len);
-        let words = self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect();
-        Bitset { words, len: self.len }
+        let words = self
+            .words
+            .iter()
+            .zip(&other.words)
+            .map(|(a, b)| a & b)
+            .collect();
+        Bitset {
+            words,
+            len: self.len,
+        }
     }
 
     /// `self ← self ∩ other`.
@@ -131,7 +149,10 @@ impl Bitset {
 
     /// The complement within `0..len`.
     pub fn complement(&self) -> Bitset {
-        let mut b = Bitset { words: self.words.iter().map(|w| !w).collect(), len: self.len };
+        let mut b = Bitset {
+            words: self.words.iter().map(|w| !w).collect(),
+            len: self.len,
+        };
         b.clear_tail();
         b
     }
@@ -139,7 +160,10 @@ impl Bitset {
     /// Whether every member of `self` is in `other`.
     pub fn is_subset_of(&self, other: &Bitset) -> bool {
         debug_assert_eq!(self.len, other.len);
-        self.words.iter().zip(&other.words).all(|(a, b)| a & !b == 0)
+        self.words
+            .iter()
+            .zip(&other.words)
+            .all(|(a, b)| a & !b == 0)
     }
 
     /// Members in increasing order.
@@ -181,7 +205,10 @@ mod tests {
     }
 
     fn from_bools(v: &[bool]) -> Bitset {
-        Bitset::from_indices(v.len(), v.iter().enumerate().filter(|(_, &x)| x).map(|(i, _)| i))
+        Bitset::from_indices(
+            v.len(),
+            v.iter().enumerate().filter(|(_, &x)| x).map(|(i, _)| i),
+        )
     }
 
     #[test]
@@ -198,12 +225,18 @@ mod tests {
     fn iter_lists_members_in_order() {
         let b = Bitset::from_indices(200, [199, 0, 64, 63, 128]);
         assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 63, 64, 128, 199]);
-        assert!(!b.contains(200), "rows outside the universe are not members");
+        assert!(
+            !b.contains(200),
+            "rows outside the universe are not members"
+        );
     }
 
     fn pair() -> impl Strategy<Value = (Vec<bool>, Vec<bool>)> {
         (0usize..300).prop_flat_map(|n| {
-            (prop::collection::vec(any::<bool>(), n), prop::collection::vec(any::<bool>(), n))
+            (
+                prop::collection::vec(any::<bool>(), n),
+                prop::collection::vec(any::<bool>(), n),
+            )
         })
     }
 

@@ -10,8 +10,8 @@
 //! bitsets partition the rows, and the class bitsets partition the rows.
 
 use crate::data::bitset::Bitset;
-use crate::error::Result;
 use crate::data_err;
+use crate::error::Result;
 
 /// A categorical dataset with per-(feature, value) and per-class row bitsets.
 #[derive(Debug, Clone)]
@@ -55,17 +55,29 @@ impl Dataset {
         }
         let n_values: Vec<usize> = match n_values {
             Some(v) if v.len() != n_features => {
-                return data_err!("n_values has {} entries for {} features", v.len(), n_features)
+                return data_err!(
+                    "n_values has {} entries for {} features",
+                    v.len(),
+                    n_features
+                )
             }
             Some(v) => v.to_vec(),
             None => (0..n_features)
-                .map(|f| (0..n_rows).map(|r| codes[r * n_features + f] as usize + 1).max().unwrap_or(1))
+                .map(|f| {
+                    (0..n_rows)
+                        .map(|r| codes[r * n_features + f] as usize + 1)
+                        .max()
+                        .unwrap_or(1)
+                })
                 .collect(),
         };
         let max_label = labels.iter().copied().max().unwrap_or(0) as usize;
         let n_classes = n_classes.unwrap_or(max_label + 1);
         if max_label >= n_classes {
-            let row = labels.iter().position(|&l| l as usize >= n_classes).unwrap_or(0);
+            let row = labels
+                .iter()
+                .position(|&l| l as usize >= n_classes)
+                .unwrap_or(0);
             return data_err!(
                 "label {} at row {} is not below the number of classes {}",
                 labels[row],
@@ -161,13 +173,20 @@ impl Dataset {
 
     /// Unweighted class counts of `subset` (one AND + popcount pass per class).
     pub fn class_counts(&self, subset: &Bitset) -> Vec<u64> {
-        self.class_rows.iter().map(|c| c.intersection_count(subset)).collect()
+        self.class_rows
+            .iter()
+            .map(|c| c.intersection_count(subset))
+            .collect()
     }
 
     /// Class totals of `subset`: weighted when the dataset has weights, else exact counts as f64.
     pub fn class_weights(&self, subset: &Bitset) -> Vec<f64> {
         match &self.weights {
-            None => self.class_counts(subset).into_iter().map(|c| c as f64).collect(),
+            None => self
+                .class_counts(subset)
+                .into_iter()
+                .map(|c| c as f64)
+                .collect(),
             Some(w) => {
                 let mut out = vec![0.0; self.n_classes];
                 for r in subset.iter() {
@@ -193,7 +212,11 @@ impl Dataset {
 
 fn check_weights(w: &[f64], n_rows: usize) -> Result<()> {
     if w.len() != n_rows {
-        return data_err!("sample_weight has {} entries but the data have {} rows", w.len(), n_rows);
+        return data_err!(
+            "sample_weight has {} entries but the data have {} rows",
+            w.len(),
+            n_rows
+        );
     }
     if let Some(i) = w.iter().position(|x| !x.is_finite() || *x < 0.0) {
         return data_err!(
@@ -202,7 +225,9 @@ fn check_weights(w: &[f64], n_rows: usize) -> Result<()> {
         );
     }
     if w.iter().all(|&x| x == 0.0) {
-        return data_err!("every sample_weight is zero; at least one row must have positive weight");
+        return data_err!(
+            "every sample_weight is zero; at least one row must have positive weight"
+        );
     }
     Ok(())
 }
@@ -226,13 +251,19 @@ mod tests {
         assert_eq!(d.rows_with(0, 2).iter().collect::<Vec<_>>(), vec![1, 3]);
         assert_eq!(d.rows_with(1, 1).iter().collect::<Vec<_>>(), vec![0, 2, 3]);
         assert_eq!(d.class_counts(&d.all_rows()), vec![2, 2]);
-        assert_eq!(d.split_class_weights(&d.all_rows(), 0), vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0, 1.0]]);
+        assert_eq!(
+            d.split_class_weights(&d.all_rows(), 0),
+            vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0, 1.0]]
+        );
     }
 
     #[test]
     fn bad_inputs_are_named() {
         let e = Dataset::new(&[0, 5], 1, &[0, 0], Some(&[3]), None, None).unwrap_err();
-        assert_eq!(e, Error::Data("feature 0 has code 5 at row 1; codes must be in 0..3".into()));
+        assert_eq!(
+            e,
+            Error::Data("feature 0 has code 5 at row 1; codes must be in 0..3".into())
+        );
         let e = Dataset::new(&[0, 1], 1, &[0, 4], None, Some(2), None).unwrap_err();
         assert!(e.to_string().contains("label 4 at row 1"), "{e}");
         let e = Dataset::new(&[], 1, &[], None, None, None).unwrap_err();
@@ -262,7 +293,7 @@ mod tests {
             prop_assume!(ds.is_ok());
             let ds = ds.expect("checked");
             let subset = Bitset::from_indices(n, (0..n).filter(|&r| mask[r]));
-            let mut naive = vec![0.0; 3];
+            let mut naive = [0.0; 3];
             let mut naive_counts = vec![0u64; 3];
             for r in subset.iter() { naive[labels[r] as usize] += w[r]; naive_counts[labels[r] as usize] += 1; }
             prop_assert_eq!(ds.class_counts(&subset), naive_counts);

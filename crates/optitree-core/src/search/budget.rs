@@ -77,7 +77,14 @@ impl Budget {
         if memory_limit == Some(0) {
             return param_err!("memory_limit must be a positive number of bytes, got 0");
         }
-        Ok(Budget { start, deadline, node_limit, memory_limit, cancel, stopped: OnceLock::new() })
+        Ok(Budget {
+            start,
+            deadline,
+            node_limit,
+            memory_limit,
+            cancel,
+            stopped: OnceLock::new(),
+        })
     }
 
     /// Seconds since the budget started.
@@ -112,10 +119,7 @@ impl Budget {
         } else {
             None
         };
-        match reason {
-            Some(r) => Some(*self.stopped.get_or_init(|| r)),
-            None => None,
-        }
+        reason.map(|r| *self.stopped.get_or_init(|| r))
     }
 }
 
@@ -153,7 +157,11 @@ mod tests {
         assert_eq!(b.check(10, 0), Some(Status::NodeLimit));
         let b = Budget::new(None, None, Some(100), CancelFlag::new()).expect("valid");
         assert_eq!(b.check(0, 101), Some(Status::MemoryLimit));
-        assert_eq!(b.check(0, 0), Some(Status::MemoryLimit), "a stop reason sticks");
+        assert_eq!(
+            b.check(0, 0),
+            Some(Status::MemoryLimit),
+            "a stop reason sticks"
+        );
         let b = Budget::new(Some(0.01), None, None, CancelFlag::new()).expect("valid");
         assert_eq!(spin_until_stopped(&b).0, Status::TimeLimit);
         assert!(b.elapsed() >= 0.01);

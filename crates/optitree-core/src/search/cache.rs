@@ -59,7 +59,12 @@ pub const ENTRY_OVERHEAD: usize = 32;
 impl<K: Hash + Eq, V> BoundedCache<K, V> {
     /// An empty cache that refuses to grow past `capacity` bytes (None: unbounded).
     pub fn new(capacity: Option<usize>) -> Self {
-        BoundedCache { map: FastMap::default(), bytes: 0, peak_bytes: 0, capacity }
+        BoundedCache {
+            map: FastMap::default(),
+            bytes: 0,
+            peak_bytes: 0,
+            capacity,
+        }
     }
 
     /// The stored value for `key`.

@@ -63,10 +63,13 @@ impl fmt::Display for Status {
 impl FromStr for Status {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Status::ALL.into_iter().find(|st| st.as_str() == s).ok_or_else(|| {
-            let names: Vec<_> = Status::ALL.iter().map(|s| s.as_str()).collect();
-            format!("unknown status {s:?}; known: {}", names.join(", "))
-        })
+        Status::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Status::ALL.iter().map(|s| s.as_str()).collect();
+                format!("unknown status {s:?}; known: {}", names.join(", "))
+            })
     }
 }
 
@@ -94,6 +97,9 @@ mod tests {
         for s in Status::ALL {
             assert_eq!(s.as_str().parse::<Status>(), Ok(s));
         }
-        assert!("done".parse::<Status>().unwrap_err().contains("optimal, time_limit"));
+        assert!("done"
+            .parse::<Status>()
+            .unwrap_err()
+            .contains("optimal, time_limit"));
     }
 }

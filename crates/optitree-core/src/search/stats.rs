@@ -58,7 +58,10 @@ impl Stats {
 
     /// The value of a statistic, if set.
     pub fn get(&self, name: &str) -> Option<StatValue> {
-        self.entries.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
     }
 
     /// All statistics in insertion order.

@@ -45,14 +45,28 @@ pub fn best_stump(data: &Dataset, budget: &Budget) -> Result<Outcome<Tree>> {
         Some((feature, _, children)) => NodeSpec::Category {
             feature,
             value: root_value,
-            children: children.into_iter().map(|value| NodeSpec::Leaf { value }).collect(),
+            children: children
+                .into_iter()
+                .map(|value| NodeSpec::Leaf { value })
+                .collect(),
         },
     };
-    let tree = TreeSpec { root, n_features: data.n_features(), n_classes: data.n_classes() }.build()?;
+    let tree = TreeSpec {
+        root,
+        n_features: data.n_features(),
+        n_classes: data.n_classes(),
+    }
+    .build()?;
     let accuracy = best_correct / total;
     stats.set_real("seconds", budget.elapsed());
     let upper = if status.is_optimal() { accuracy } else { 1.0 };
-    Ok(Outcome { solution: tree, status, lower_bound: accuracy, upper_bound: upper, stats })
+    Ok(Outcome {
+        solution: tree,
+        status,
+        lower_bound: accuracy,
+        upper_bound: upper,
+        stats,
+    })
 }
 
 #[cfg(test)]

@@ -62,7 +62,10 @@ pub struct ObliqueTest {
 impl ObliqueTest {
     /// Value of the test's left-hand side at `x`.
     pub fn evaluate(&self, x: &[f64]) -> f64 {
-        self.terms.iter().map(|t| t.coef * t.features.iter().map(|&f| x[f]).product::<f64>()).sum()
+        self.terms
+            .iter()
+            .map(|t| t.coef * t.features.iter().map(|&f| x[f]).product::<f64>())
+            .sum()
     }
 }
 
@@ -117,7 +120,11 @@ pub struct TreeArrays {
 impl PartialEq for Tree {
     fn eq(&self, o: &Self) -> bool {
         let same_thresholds = self.threshold.len() == o.threshold.len()
-            && self.threshold.iter().zip(&o.threshold).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
+            && self
+                .threshold
+                .iter()
+                .zip(&o.threshold)
+                .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
         same_thresholds
             && self.kind == o.kind
             && self.feature == o.feature
@@ -139,7 +146,11 @@ fn index(v: i64, bound: usize, what: &str) -> Result<usize> {
 
 fn csr_offsets(ptr: &[i64], n_items: usize, n_targets: usize, what: &str) -> Result<Vec<usize>> {
     if ptr.len() != n_items + 1 {
-        return data_err!("not a valid tree: {what} has {} entries, expected {}", ptr.len(), n_items + 1);
+        return data_err!(
+            "not a valid tree: {what} has {} entries, expected {}",
+            ptr.len(),
+            n_items + 1
+        );
     }
     if ptr.first() != Some(&0) || ptr.last().map(|&p| p as i128) != Some(n_targets as i128) {
         return data_err!("not a valid tree: {what} must start at 0 and end at {n_targets}");
@@ -207,8 +218,8 @@ impl Tree {
                 }
                 NodeKind::Category if n_children < 2 => {
                     return data_err!(
-                        "not a valid tree: categorical node {i} has {n_children} children (at least 2)"
-                    )
+                    "not a valid tree: categorical node {i} has {n_children} children (at least 2)"
+                )
                 }
                 NodeKind::Threshold | NodeKind::Oblique if n_children != 2 => {
                     return data_err!("not a valid tree: binary node {i} has {n_children} children")
@@ -217,20 +228,36 @@ impl Tree {
             }
             match k {
                 NodeKind::Category | NodeKind::Threshold => {
-                    index(a.feature[i], a.n_features, &format!("the feature of node {i}"))?;
+                    index(
+                        a.feature[i],
+                        a.n_features,
+                        &format!("the feature of node {i}"),
+                    )?;
                 }
                 _ if a.feature[i] != -1 => {
-                    return data_err!("not a valid tree: node {i} has feature {} but no feature test", a.feature[i])
+                    return data_err!(
+                        "not a valid tree: node {i} has feature {} but no feature test",
+                        a.feature[i]
+                    )
                 }
                 _ => {}
             }
             if k == NodeKind::Threshold && !a.threshold[i].is_finite() {
-                return data_err!("not a valid tree: threshold node {i} has threshold {}", a.threshold[i]);
+                return data_err!(
+                    "not a valid tree: threshold node {i} has threshold {}",
+                    a.threshold[i]
+                );
             }
             if k == NodeKind::Oblique {
-                index(a.oblique_index[i], oblique.len(), &format!("the oblique test of node {i}"))?;
+                index(
+                    a.oblique_index[i],
+                    oblique.len(),
+                    &format!("the oblique test of node {i}"),
+                )?;
             } else if a.oblique_index[i] != -1 {
-                return data_err!("not a valid tree: node {i} is not oblique but has an oblique test");
+                return data_err!(
+                    "not a valid tree: node {i} is not oblique but has an oblique test"
+                );
             }
             kind.push(k);
         }
@@ -304,7 +331,9 @@ impl Tree {
     }
     /// Oblique test of node `i`, if it has one.
     pub fn oblique_test(&self, i: usize) -> Option<&ObliqueTest> {
-        usize::try_from(self.oblique_index[i]).ok().map(|k| &self.oblique[k])
+        usize::try_from(self.oblique_index[i])
+            .ok()
+            .map(|k| &self.oblique[k])
     }
     /// Children of node `i`.
     pub fn children(&self, i: usize) -> &[usize] {
@@ -345,19 +374,34 @@ fn oblique_tests(a: &TreeArrays) -> Result<Vec<ObliqueTest>> {
     let (oblique_ptr, term_ptr) = (or_zero(&a.oblique_ptr), or_zero(&a.term_ptr));
     let n_tests = oblique_ptr.len() - 1;
     let test_ptr = csr_offsets(&oblique_ptr, n_tests, a.term_coef.len(), "oblique_ptr")?;
-    let term_ptr = csr_offsets(&term_ptr, a.term_coef.len(), a.term_features.len(), "term_ptr")?;
+    let term_ptr = csr_offsets(
+        &term_ptr,
+        a.term_coef.len(),
+        a.term_features.len(),
+        "term_ptr",
+    )?;
     let mut tests = Vec::with_capacity(n_tests);
     for k in 0..n_tests {
         let mut terms = Vec::new();
         for t in test_ptr[k]..test_ptr[k + 1] {
             if !a.term_coef[t].is_finite() {
-                return data_err!("not a valid tree: oblique term {t} has coefficient {}", a.term_coef[t]);
+                return data_err!(
+                    "not a valid tree: oblique term {t} has coefficient {}",
+                    a.term_coef[t]
+                );
             }
             let mut features = Vec::new();
             for &f in &a.term_features[term_ptr[t]..term_ptr[t + 1]] {
-                features.push(index(f, a.n_features, &format!("a feature of oblique term {t}"))?);
+                features.push(index(
+                    f,
+                    a.n_features,
+                    &format!("a feature of oblique term {t}"),
+                )?);
             }
-            terms.push(Term { coef: a.term_coef[t], features });
+            terms.push(Term {
+                coef: a.term_coef[t],
+                features,
+            });
         }
         tests.push(ObliqueTest { terms });
     }
@@ -375,7 +419,10 @@ fn check_single_rooted(children: &[usize], children_ptr: &[usize], n: usize) -> 
         return data_err!("not a valid tree: the root (node 0) appears as a child");
     }
     if let Some(i) = (1..n).find(|&i| parents[i] != 1) {
-        return data_err!("not a valid tree: node {i} has {} parents (must have exactly 1)", parents[i]);
+        return data_err!(
+            "not a valid tree: node {i} has {} parents (must have exactly 1)",
+            parents[i]
+        );
     }
     let mut seen = vec![false; n];
     let mut stack = vec![0usize];

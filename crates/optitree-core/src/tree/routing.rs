@@ -23,7 +23,11 @@ impl Tree {
                 if v.is_nan() {
                     None
                 } else {
-                    Some(if v <= self.threshold(node) { kids[0] } else { kids[1] })
+                    Some(if v <= self.threshold(node) {
+                        kids[0]
+                    } else {
+                        kids[1]
+                    })
                 }
             }
             NodeKind::Oblique => {

@@ -10,11 +10,26 @@ pub enum NodeSpec {
     /// A leaf with its class totals.
     Leaf { value: Vec<f64> },
     /// A multiway split on a categorical feature; `children[j]` takes code `j`.
-    Category { feature: usize, value: Vec<f64>, children: Vec<NodeSpec> },
+    Category {
+        feature: usize,
+        value: Vec<f64>,
+        children: Vec<NodeSpec>,
+    },
     /// `x[feature] <= threshold` goes to `low`, the rest to `high`.
-    Threshold { feature: usize, threshold: f64, value: Vec<f64>, low: Box<NodeSpec>, high: Box<NodeSpec> },
+    Threshold {
+        feature: usize,
+        threshold: f64,
+        value: Vec<f64>,
+        low: Box<NodeSpec>,
+        high: Box<NodeSpec>,
+    },
     /// `test(x) <= 0` goes to `low`, the rest to `high`.
-    Oblique { test: ObliqueTest, value: Vec<f64>, low: Box<NodeSpec>, high: Box<NodeSpec> },
+    Oblique {
+        test: ObliqueTest,
+        value: Vec<f64>,
+        low: Box<NodeSpec>,
+        high: Box<NodeSpec>,
+    },
 }
 
 /// A whole tree under construction.
@@ -54,10 +69,15 @@ fn push(node: &NodeSpec, a: &mut TreeArrays, kids: &mut Vec<Vec<usize>>) -> usiz
     let id = a.kind.len();
     let (kind, feature, threshold, value) = match node {
         NodeSpec::Leaf { value } => (NodeKind::Leaf, -1, f64::NAN, value),
-        NodeSpec::Category { feature, value, .. } => (NodeKind::Category, *feature as i64, f64::NAN, value),
-        NodeSpec::Threshold { feature, threshold, value, .. } => {
-            (NodeKind::Threshold, *feature as i64, *threshold, value)
+        NodeSpec::Category { feature, value, .. } => {
+            (NodeKind::Category, *feature as i64, f64::NAN, value)
         }
+        NodeSpec::Threshold {
+            feature,
+            threshold,
+            value,
+            ..
+        } => (NodeKind::Threshold, *feature as i64, *threshold, value),
         NodeSpec::Oblique { value, .. } => (NodeKind::Oblique, -1, f64::NAN, value),
     };
     a.kind.push(kind as i8);

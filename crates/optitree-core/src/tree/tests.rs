@@ -9,7 +9,16 @@ fn leaf(v: &[f64]) -> NodeSpec {
 /// child 1 is an oblique test x0*x1 - 2 <= 0.
 fn sample() -> Tree {
     let oblique = ObliqueTest {
-        terms: vec![Term { coef: 1.0, features: vec![0, 1] }, Term { coef: -2.0, features: vec![] }],
+        terms: vec![
+            Term {
+                coef: 1.0,
+                features: vec![0, 1],
+            },
+            Term {
+                coef: -2.0,
+                features: vec![],
+            },
+        ],
     };
     let root = NodeSpec::Category {
         feature: 0,
@@ -31,7 +40,13 @@ fn sample() -> Tree {
             leaf(&[0.0, 0.0]),
         ],
     };
-    TreeSpec { root, n_features: 2, n_classes: 2 }.build().expect("valid tree")
+    TreeSpec {
+        root,
+        n_features: 2,
+        n_classes: 2,
+    }
+    .build()
+    .expect("valid tree")
 }
 
 #[test]
@@ -56,10 +71,22 @@ fn routing_follows_each_kind_of_test() {
 #[test]
 fn unroutable_values_stop_and_empty_leaves_predict_like_their_parent() {
     let t = sample();
-    assert_eq!(t.route(&[2.0, 0.0]), (7, 0), "empty leaf predicts with the root");
-    assert_eq!(t.route(&[3.0, 0.0]), (0, 0), "unseen category stops at the root");
+    assert_eq!(
+        t.route(&[2.0, 0.0]),
+        (7, 0),
+        "empty leaf predicts with the root"
+    );
+    assert_eq!(
+        t.route(&[3.0, 0.0]),
+        (0, 0),
+        "unseen category stops at the root"
+    );
     assert_eq!(t.route(&[0.5, 0.0]), (0, 0), "non-integer code stops");
-    assert_eq!(t.route(&[0.0, f64::NAN]), (1, 1), "NaN stops at the threshold node");
+    assert_eq!(
+        t.route(&[0.0, f64::NAN]),
+        (1, 1),
+        "NaN stops at the threshold node"
+    );
     let (indptr, nodes) = t.decision_paths(&[0.0, 0.2, 1.0, 3.0]);
     assert_eq!(indptr, vec![0, 3, 6]);
     assert_eq!(nodes, vec![0, 1, 2, 0, 4, 6]);

@@ -1,0 +1,96 @@
+"""The compiled core seen from Python: limits, Ctrl-C, error mapping, the bitset dataset."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from optitree import _core
+from optitree.exceptions import DataError, InvalidParameterError
+
+
+def test_status_names_are_shared():
+    assert _core.status_names() == [
+        "optimal",
+        "time_limit",
+        "node_limit",
+        "memory_limit",
+        "interrupted",
+        "greedy",
+    ]
+
+
+def test_time_and_node_limits_stop_a_search():
+    assert _core._spin(time_limit=0.05)[0] == "time_limit"
+    assert _core._spin(node_limit=1000) == ("node_limit", 1000)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
+def test_bad_time_limits_are_parameter_errors(bad):
+    with pytest.raises(InvalidParameterError, match="time_limit"):
+        _core._spin(time_limit=bad)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_interrupts_a_long_call_and_returns_its_result():
+    # The call has no limit: only the SIGINT can end it. It must come back with status
+    # 'interrupted' instead of raising, and the interpreter must stay usable.
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    status, iterations = _core._spin()
+    timer.join()
+    assert status == "interrupted"
+    assert iterations > 0
+    assert time.monotonic() - started < 30  # generous: only guards against a hang
+
+
+def test_other_threads_run_while_the_core_works():
+    # The GIL is released during the call: a Python thread makes progress meanwhile.
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    th = threading.Thread(target=ticker)
+    th.start()
+    _core._spin(time_limit=0.2)
+    stop.set()
+    th.join()
+    assert len(ticks) > 10
+
+
+def test_dataset_summary_counts_classes_with_weights():
+    codes = np.array([[0, 1], [1, 0], [2, 1], [1, 1]], dtype=np.int64)
+    labels = np.array([0, 1, 1, 0], dtype=np.int64)
+    s = _core.dataset_summary(codes, labels)
+    assert (s["n_rows"], s["n_features"], s["n_classes"], s["n_values"]) == (4, 2, 2, [3, 2])
+    w = np.array([1.0, 2.0, 0.5, 0.0])
+    np.testing.assert_allclose(
+        _core.dataset_summary(codes, labels, sample_weight=w)["class_totals"], [1.0, 2.5]
+    )
+    s = _core.dataset_summary(codes, labels, n_classes=3, n_values=[4, 2])
+    assert s["n_values"] == [4, 2] and s["n_classes"] == 3
+
+
+@pytest.mark.parametrize(
+    ("codes", "labels", "kwargs", "message"),
+    [
+        ([[0], [-1]], [0, 1], {}, "feature 0 has code -1 at row 1"),
+        ([[0], [5]], [0, 1], {"n_values": [3]}, "feature 0 has code 5 at row 1"),
+        ([[0], [1]], [0, 1, 1], {}, "2 rows but y has 3"),
+        ([[0], [1]], [0, 3], {"n_classes": 2}, "label 3 at row 1"),
+        (np.zeros((0, 1)), [], {}, "no rows"),
+    ],
+)
+def test_core_data_errors_name_the_problem(codes, labels, kwargs, message):
+    with pytest.raises(DataError, match=message):
+        _core.dataset_summary(
+            np.asarray(codes, dtype=np.int64), np.asarray(labels, dtype=np.int64), **kwargs
+        )

@@ -1,0 +1,116 @@
+"""Estimator machinery shared by every classifier, exercised through StumpClassifier."""
+
+import pickle
+import random
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from optitree import NotProvenOptimalWarning, StumpClassifier, export_text
+from optitree.datasets import load_monks
+from optitree.exceptions import DataError, InvalidParameterError
+from oracles import best_stump_accuracy, random_categorical
+
+
+@parametrize_with_checks([StumpClassifier()])
+def test_scikit_learn_conventions(estimator, check):
+    check(estimator)
+
+
+def test_agrees_with_brute_force_on_random_instances():
+    rng = random.Random(2026)
+    for _ in range(300):
+        n = rng.randrange(1, 25)
+        X, y = random_categorical(rng, n, rng.randrange(1, 4), rng.randrange(1, 4), 3)
+        w = [rng.choice([0.5, 1.0, 2.0]) for _ in range(n)]
+        df = pd.DataFrame(X, columns=[f"c{j}" for j in range(len(X[0]))]).astype("category")
+        clf = StumpClassifier().fit(df, y, sample_weight=w)
+        expected = best_stump_accuracy(X, y, w)
+        assert clf.status_ == "optimal"
+        assert clf.lower_bound_ == pytest.approx(expected, abs=1e-12)
+        # The returned tree, re-scored by routing the rows, reproduces the reported optimum.
+        assert clf.objective_ == pytest.approx(expected, abs=1e-12)
+
+
+def test_string_labels_dataframes_and_names():
+    X, y = load_monks(1, return_X_y=True)
+    labels = np.where(y == 1, "yes", "no")
+    clf = StumpClassifier().fit(X, labels)
+    assert clf.classes_.tolist() == ["no", "yes"]
+    assert clf.feature_names_in_.tolist() == list(X.columns)
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    text = export_text(clf.tree_)
+    assert text.startswith("|--- a5 = ")
+    assert clf.predict_proba(X).shape == (len(X), 2)
+
+
+def test_non_contiguous_integer_labels():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([10, 10, 30, 30])
+    clf = StumpClassifier().fit(X, y)
+    assert clf.classes_.tolist() == [10, 30]
+    assert clf.predict(X).tolist() == [10, 10, 30, 30]
+    assert clf.tree_.threshold[0] == 1.5
+
+
+def test_single_class_gives_a_leaf():
+    clf = StumpClassifier().fit([[0.0], [1.0]], ["a", "a"])
+    assert clf.get_n_leaves() == 1 and clf.predict([[5.0]]).tolist() == ["a"]
+
+
+def test_clone_and_pickle_keep_behaviour():
+    X, y = load_monks(2, return_X_y=True)
+    clf = StumpClassifier(time_limit=5).fit(X, y)
+    restored = pickle.loads(pickle.dumps(clf))
+    assert restored.tree_ == clf.tree_
+    np.testing.assert_array_equal(restored.predict(X), clf.predict(X))
+    assert clone(clf).get_params() == {"time_limit": 5}
+
+
+def test_exhausted_time_limit_warns_and_still_returns_a_tree():
+    X, y = load_monks(1, return_X_y=True)
+    with pytest.warns(NotProvenOptimalWarning, match="time_limit"):
+        clf = StumpClassifier(time_limit=1e-9).fit(X, y)
+    assert clf.status_ == "time_limit"
+    assert clf.lower_bound_ <= clf.upper_bound_
+    assert clf.predict(X).shape == (len(X),)
+
+
+def test_unseen_category_predicts_with_the_root_distribution():
+    X = pd.DataFrame({"colour": ["red", "red", "blue", "blue", "blue"]})
+    clf = StumpClassifier().fit(X, [1, 1, 0, 0, 1])
+    new = pd.DataFrame({"colour": ["green"]})
+    np.testing.assert_allclose(clf.predict_proba(new), [[2 / 5, 3 / 5]])
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "message"),
+    [
+        (np.empty((0, 2)), [], "0 sample"),
+        ([[0.0], [1.0]], [0, 1, 1], "2 rows but y has 3"),
+        ([[0.0], [np.nan]], [0, 1], "NaN"),
+        ([[0.0], [np.inf]], [0, 1], "inf"),
+        (pd.DataFrame({"age": [1.0, np.nan]}), [0, 1], "age"),
+    ],
+)
+def test_bad_input_is_named(X, y, message):
+    with pytest.raises(DataError, match=message):
+        StumpClassifier().fit(X, y)
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(InvalidParameterError, match="time_limit must be"):
+        StumpClassifier(time_limit=-1).fit([[0.0]], [0])
+
+
+def test_predicting_with_the_wrong_columns_is_an_error():
+    clf = StumpClassifier().fit(pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0]}), [0, 1])
+    with pytest.raises(DataError, match="b"):
+        clf.predict(pd.DataFrame({"a": [0.0]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.predict(pd.DataFrame({"b": [0.0], "a": [1.0]}))  # reordered columns are fine
