@@ -157,9 +157,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(encoded.feature_names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        view = categorical_view(
-            encoded, max_thresholds=self._max_thresholds, sample_weight=weights
-        )
+        view = categorical_view(encoded, max_thresholds=self._max_thresholds, sample_weight=weights)
         return FitData(encoded, y_codes, weights, view)
 
     def _finish_fit(self, result: dict[str, Any], data: FitData) -> None:
