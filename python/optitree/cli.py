@@ -1,0 +1,1062 @@
+"""The ``optitree`` command line: list datasets, fit trees, predict and show saved models.
+
+Run ``optitree --help`` (or ``python -m optitree --help``) for the commands and
+``optitree COMMAND --help`` for their options:
+
+``optitree datasets``
+    The bundled datasets with their sizes.
+``optitree fit (--dataset NAME | DATA.csv) [options]``
+    Fit a tree, print a summary of the data, the tree and its certificate (objective, status,
+    bounds), and optionally save it as JSON.
+``optitree predict MODEL.json DATA.csv``
+    Predict the rows of a CSV file with a saved model.
+``optitree show MODEL.json``
+    Print a saved model as text, Graphviz DOT or JSON, or draw it as PNG/SVG.
+
+The command line is built on the public API only (:mod:`optitree`, :mod:`optitree.export`,
+:mod:`optitree.datasets`, :mod:`optitree.tree`). Adding a solver to it means adding one entry to
+:data:`ALGORITHMS`.
+
+Exit codes: 0 success, 1 a problem with the data or a model file, 2 a usage error (unknown
+option, bad parameter value), 130 interrupted. Every error is reported as one line
+``optitree: error: ...`` on standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+import os
+import secrets
+import sys
+import textwrap
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["ALGORITHMS", "Algorithm", "AlgorithmOption", "main"]
+
+PROG = "optitree"
+
+# How many features (and classes) the data summary lists before it writes "... N more".
+_MAX_LISTED = 20
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+class CLIError(Exception):
+    """A problem to report as one ``optitree: error:`` line, exiting with ``code``."""
+
+    code = 1
+
+
+class UsageError(CLIError):
+    """The command line itself is wrong (exit code 2)."""
+
+    code = 2
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line, ``optitree: error: ...``, exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _one_line(message: str) -> str:
+    """Folds a multi-line message into one line; bullet lines (``- x``) become ``x, y``."""
+    groups: list[tuple[str, list[str]]] = []  # (line, the bullets that follow it)
+    for raw in str(message).splitlines():
+        line = raw.strip()
+        if line.startswith("- ") and groups:
+            groups[-1][1].append(line[2:])
+        elif line:
+            groups.append((line, []))
+    return " ".join(f"{line} {', '.join(items)}" if items else line for line, items in groups)
+
+
+def _os_error_text(exc: OSError, verb: str, what: str) -> str:
+    reason = (exc.strerror or str(exc)).rstrip(".")
+    name = exc.filename if exc.filename is not None else what
+    return f"cannot {verb} {name!r}: {reason[:1].lower()}{reason[1:]}"
+
+
+# ---------------------------------------------------------------------------
+# Argument types
+# ---------------------------------------------------------------------------
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0.
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    float
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    """argparse type: a finite number >= 0.
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    float
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer >= 0.
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    int
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# The algorithm registry
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlgorithmOption:
+    """A command-line option that sets one estimator parameter.
+
+    Attributes
+    ----------
+    flag : str
+        The option, e.g. ``"--max-depth"``. Several algorithms may declare the same flag; they
+        must then agree on ``param``, ``type`` and ``metavar``.
+    param : str
+        The estimator's parameter name, e.g. ``"max_depth"``.
+    type : callable
+        Converts the typed text (an argparse type; raise ``argparse.ArgumentTypeError``).
+    help : str
+        Help text; say what the value means and what is allowed.
+    metavar : str
+        Placeholder shown in the help.
+    """
+
+    flag: str
+    param: str
+    type: Callable[[str], Any]
+    help: str
+    metavar: str = "X"
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One ``--algorithm`` choice: how to build its estimator and which options it takes.
+
+    Attributes
+    ----------
+    summary : str
+        One line for ``optitree fit --help``.
+    factory : callable
+        ``factory(**params)`` returns an unfitted estimator. Import the estimator inside the
+        factory so that ``optitree --help`` stays fast.
+    options : tuple of AlgorithmOption
+        The options this algorithm accepts; an option that is not given leaves the
+        estimator's default.
+    """
+
+    summary: str
+    factory: Callable[..., Any]
+    options: tuple[AlgorithmOption, ...] = field(default_factory=tuple)
+
+
+def _stump(**params: Any) -> Any:
+    from optitree import StumpClassifier
+
+    return StumpClassifier(**params)
+
+
+_TIME_LIMIT = AlgorithmOption(
+    "--time-limit",
+    "time_limit",
+    positive_float,
+    "stop after S seconds and report the best tree found (status 'time_limit'); default: no limit",
+    metavar="S",
+)
+
+#: ``--algorithm`` name -> how to build it and its options. A solver joins the command line by
+#: adding one entry here, for example (once the estimator exists)::
+#:
+#:     "branches": Algorithm(
+#:         "sparse optimal tree: accuracy minus a penalty per split",
+#:         _branches,
+#:         (_TIME_LIMIT,
+#:          AlgorithmOption("--penalty", "penalty", nonnegative_float, "cost per split", "L"),
+#:          AlgorithmOption("--max-depth", "max_depth", nonnegative_int, "deepest split", "D")),
+#:     ),
+ALGORITHMS: dict[str, Algorithm] = {
+    "stump": Algorithm(
+        "the most accurate tree with at most one split (multiway on categorical columns)",
+        _stump,
+        (_TIME_LIMIT,),
+    ),
+}
+
+# TODO(branches issue): switch the default to "branches" once BranchesClassifier is registered.
+DEFAULT_ALGORITHM = "stump"
+
+
+def _option_table() -> dict[str, tuple[AlgorithmOption, list[str]]]:
+    """Every algorithm option once, keyed by flag, with the algorithms that accept it."""
+    table: dict[str, tuple[AlgorithmOption, list[str]]] = {}
+    for name, algorithm in ALGORITHMS.items():
+        for option in algorithm.options:
+            if option.flag in table:
+                first, users = table[option.flag]
+                if (first.param, first.type, first.metavar) != (
+                    option.param,
+                    option.type,
+                    option.metavar,
+                ):
+                    raise RuntimeError(f"algorithms disagree about what {option.flag} means")
+                users.append(name)
+            else:
+                table[option.flag] = (option, [name])
+    return table
+
+
+def _dest(option: AlgorithmOption) -> str:
+    return "algo_" + option.param
+
+
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Builds the ``optitree`` argument parser with its subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    import optitree
+
+    parser = _ArgumentParser(
+        prog=PROG,
+        description="Provably optimal decision trees from the command line.",
+        epilog="Run 'optitree COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"{PROG} {optitree.__version__}",
+        help="print the optitree version and exit",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    # -- datasets ----------------------------------------------------------------------------
+    commands.add_parser(
+        "datasets",
+        help="list the bundled datasets",
+        description="List the datasets bundled with optitree (names for 'fit --dataset').",
+    )
+
+    # -- fit ---------------------------------------------------------------------------------
+    fit = commands.add_parser(
+        "fit",
+        help="fit a tree on a bundled dataset or a CSV file",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(
+            "Fit a decision tree and print a summary of the data, the tree and its "
+            "certificate: objective, status (optimal, or why the search stopped), lower and "
+            "upper bounds, size and training accuracy. In a CSV file, columns of text are "
+            "categorical and columns of numbers numeric; only empty cells count as missing.",
+            width=80,
+        ),
+        epilog="algorithms:\n"
+        + "\n".join(
+            textwrap.fill(
+                alg.summary,
+                width=80,
+                initial_indent=f"  {name:<12}",
+                subsequent_indent=" " * 14,
+            )
+            for name, alg in ALGORITHMS.items()
+        ),
+    )
+    source = fit.add_argument_group("data (give a CSV file or --dataset)")
+    source.add_argument(
+        "csv", nargs="?", metavar="DATA.csv", help="CSV file with a header row, one row per sample"
+    )
+    source.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="a bundled dataset instead of a CSV file (see 'optitree datasets')",
+    )
+    source.add_argument(
+        "--target",
+        metavar="COL",
+        help="name of the label column of the CSV file (default: the last column)",
+    )
+    source.add_argument(
+        "--sep",
+        default=",",
+        metavar="SEP",
+        help="field separator of the CSV file; \\t for a tab (default: ',')",
+    )
+    source.add_argument(
+        "--categorical",
+        metavar="COLS",
+        help="comma-separated CSV columns to treat as categorical even if they hold numbers",
+    )
+    fit.add_argument(
+        "--algorithm",
+        choices=list(ALGORITHMS),
+        default=DEFAULT_ALGORITHM,
+        help=f"the solver to run (default: {DEFAULT_ALGORITHM}); see the list below",
+    )
+    solver = fit.add_argument_group(
+        "solver options (each applies to the algorithms named in brackets)"
+    )
+    for flag, (option, users) in _option_table().items():
+        solver.add_argument(
+            flag,
+            dest=_dest(option),
+            type=option.type,
+            default=None,
+            metavar=option.metavar,
+            help=f"{option.help} [{', '.join(users)}]",
+        )
+    out = fit.add_argument_group("output")
+    out.add_argument(
+        "--format",
+        choices=("text", "dot", "json"),
+        default="text",
+        help="how to print the tree: indented rules, Graphviz DOT or the JSON model "
+        "(default: text)",
+    )
+    out.add_argument(
+        "--save", metavar="MODEL.json", help="write the fitted model (with its metadata) here"
+    )
+    out.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print only the result lines, not the data summary nor the tree",
+    )
+
+    # -- predict -----------------------------------------------------------------------------
+    predict = commands.add_parser(
+        "predict",
+        help="predict the rows of a CSV file with a saved model",
+        description=(
+            "Predict every row of a CSV file with a model saved by 'optitree fit --save'. "
+            "The model's label column is ignored if present; columns the model does not use "
+            "are ignored with a note. Categories not seen in training are predicted with the "
+            "class distribution of the node where the row stops. The output is a CSV with a "
+            "'prediction' column, in the order of the input rows."
+        ),
+    )
+    predict.add_argument("model", metavar="MODEL.json", help="a model saved by 'optitree fit'")
+    predict.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
+    predict.add_argument(
+        "--output", "-o", metavar="OUT.csv", help="write the predictions here (default: stdout)"
+    )
+    predict.add_argument(
+        "--proba",
+        action="store_true",
+        help="add one column 'proba_<class>' per class with the predicted probabilities",
+    )
+    predict.add_argument(
+        "--sep", default=",", metavar="SEP", help="field separator of DATA.csv and of the output"
+    )
+
+    # -- show --------------------------------------------------------------------------------
+    show = commands.add_parser(
+        "show",
+        help="print or draw a saved model",
+        description=(
+            "Print a saved model as indented rules (text), Graphviz DOT or JSON, or draw it "
+            "as a PNG or SVG image (needs matplotlib and --output)."
+        ),
+    )
+    show.add_argument("model", metavar="MODEL.json", help="a model saved by 'optitree fit'")
+    show.add_argument(
+        "--format",
+        choices=("text", "dot", "json", "png", "svg"),
+        help="output format (default: from the --output extension, else text)",
+    )
+    show.add_argument(
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="write to this file instead of stdout (required for png and svg)",
+    )
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# Reading and writing files
+# ---------------------------------------------------------------------------
+
+
+def _separator(sep: str) -> str:
+    """The --sep value, with the escape ``\\t`` accepted for a tab."""
+    if not sep:
+        raise UsageError("--sep must not be empty")
+    return "\t" if sep == "\\t" else sep
+
+
+def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
+    """Reads a CSV file; only empty cells are missing (text like 'NA' stays a category)."""
+    import pandas as pd
+
+    sep = _separator(sep)
+    if not os.path.exists(path):
+        raise CLIError(f"cannot read {path!r}: no such file")
+    try:
+        frame = pd.read_csv(
+            path, sep=sep, keep_default_na=False, na_values=[""], dtype=dtypes or None
+        )
+    except OSError as exc:
+        raise CLIError(_os_error_text(exc, "read", path)) from exc
+    except pd.errors.EmptyDataError as exc:
+        raise CLIError(f"cannot read {path!r}: the file is empty") from exc
+    except UnicodeDecodeError as exc:
+        raise CLIError(f"cannot read {path!r}: the file is not UTF-8 text ({exc.reason})") from exc
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise CLIError(f"cannot read {path!r} as CSV: {_one_line(str(exc))}") from exc
+    if frame.shape[0] == 0:
+        raise CLIError(f"{path!r} has a header but no data rows")
+    return frame
+
+
+def _temp_beside(path: str) -> tuple[int, str]:
+    """Creates a new temporary file next to ``path``; mode 0o666 filtered by the umask, like
+    an ordinary ``open``, so that ``os.replace`` leaves a file with the usual permissions."""
+    directory = os.path.dirname(os.path.abspath(path))
+    base, extension = os.path.splitext(os.path.basename(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp{extension}")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise CLIError(_os_error_text(exc, "write", path)) from exc
+    raise CLIError(f"cannot write {path!r}: no free temporary name")  # pragma: no cover
+
+
+def _replace_from_temp(path: str, write: Callable[[int, str], None]) -> None:
+    """Runs ``write(fd, tmp)`` on a temporary file, then moves it over ``path`` in one step."""
+    fd, tmp = _temp_beside(path)
+    try:
+        write(fd, tmp)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise CLIError(_os_error_text(exc, "write", path)) from exc
+        raise
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Writes ``text`` (UTF-8) to ``path`` through a temporary file and ``os.replace``."""
+
+    def write(fd: int, tmp: str) -> None:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+
+    _replace_from_temp(path, write)
+
+
+def _emit(text: str, output: str | None) -> None:
+    """Prints ``text`` or writes it (atomically) to ``output``."""
+    if not text.endswith("\n"):
+        text += "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomic(output, text)
+
+
+def _load_model(path: str) -> tuple[Any, dict[str, Any]]:
+    from optitree.exceptions import DataError
+    from optitree.export import load_json
+
+    if not os.path.exists(path):
+        raise CLIError(f"cannot read model {path!r}: no such file")
+    try:
+        return load_json(path)
+    except OSError as exc:
+        raise CLIError(_os_error_text(exc, "read", path)) from exc
+    except DataError as exc:  # SchemaVersionError included
+        raise CLIError(f"{path}: {_one_line(str(exc))}") from exc
+
+
+# ---------------------------------------------------------------------------
+# optitree datasets
+# ---------------------------------------------------------------------------
+
+
+def _table(header: Sequence[str], rows: list[Sequence[Any]], right: Sequence[bool]) -> str:
+    """An aligned text table (the last column is never padded)."""
+    cells = [list(header)] + [[str(v) for v in row] for row in rows]
+    widths = [max(len(row[j]) for row in cells) for j in range(len(header))]
+    lines = []
+    for row in cells:
+        parts = []
+        for j, value in enumerate(row):
+            last = j == len(row) - 1
+            if right[j]:
+                parts.append(value.rjust(widths[j]))
+            else:
+                parts.append(value if last else value.ljust(widths[j]))
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    """``optitree datasets``: prints the bundled datasets as a table.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
+    from optitree.datasets import list_datasets
+
+    rows = [(d.name, d.n_rows, d.n_features, d.n_classes, d.description) for d in list_datasets()]
+    header = ("name", "rows", "features", "classes", "description")
+    sys.stdout.write(_table(header, rows, (False, True, True, True, False)))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# optitree fit
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Data:
+    X: Any  # DataFrame of features
+    y: Any  # Series of labels
+    target: str
+    source: dict[str, Any]
+    label: str  # how the summary names the data
+
+
+def _load_bundled(name: str) -> _Data:
+    from optitree.datasets import list_datasets, load_dataset
+
+    names = [d.name for d in list_datasets()]
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(
+            f"unknown dataset {name!r}; {hint}see 'optitree datasets' for the "
+            f"{len(names)} names ({', '.join(names[:4])}, ...)"
+        )
+    bunch = load_dataset(name)
+    target = str(bunch.target.name) if bunch.target.name is not None else "target"
+    return _Data(bunch.data, bunch.target, target, {"dataset": name}, f"dataset {name}")
+
+
+def _load_csv_data(path: str, target: str | None, sep: str, categorical: str | None) -> _Data:
+    frame = _read_csv(path, sep)
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    if len(columns) < 2:
+        raise CLIError(
+            f"{path!r} has {len(columns)} column ({', '.join(columns)}); it needs at least one "
+            f"feature column and a label column (is the separator {sep!r} right? see --sep)"
+        )
+    if target is None:
+        target = columns[-1]
+    elif target not in columns:
+        raise CLIError(
+            f"{path!r} has no column {target!r} (--target); its columns are: " + ", ".join(columns)
+        )
+    if categorical:
+        wanted = [c.strip() for c in categorical.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in columns]
+        if unknown:
+            raise CLIError(
+                f"{path!r} has no column {', '.join(map(repr, unknown))} (--categorical); its "
+                f"columns are: {', '.join(columns)}"
+            )
+        for c in wanted:
+            if c != target:
+                frame[c] = frame[c].astype("category")
+    source = {"csv": os.path.abspath(path), "sep": sep}
+    return _Data(frame.drop(columns=[target]), frame[target], target, source, path)
+
+
+def _column_kind(column: Any) -> tuple[str, str]:
+    """(kind, details) of a feature column, following optitree's encoding rules."""
+    import pandas as pd
+
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical", f"{len(dtype.categories)} values"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "categorical", "2 values (boolean)"
+    if pd.api.types.is_numeric_dtype(dtype):
+        if column.isna().any() or len(column) == 0:
+            return "numeric", f"{column.nunique()} distinct"
+        lo, hi = column.min(), column.max()
+        return "numeric", f"{column.nunique()} distinct, {lo:g} .. {hi:g}"
+    return "categorical", f"{column.nunique()} values"
+
+
+def _summary(data: _Data) -> str:
+    kinds = [(str(name), *_column_kind(data.X[name])) for name in data.X.columns]
+    n_cat = sum(kind == "categorical" for _, kind, _ in kinds)
+    lines = [
+        f"data: {data.label}",
+        f"rows: {data.X.shape[0]}",
+        f"features: {len(kinds)} ({n_cat} categorical, {len(kinds) - n_cat} numeric)",
+    ]
+    shown = kinds[:_MAX_LISTED]
+    width = max((len(name) for name, _, _ in shown), default=0)
+    for name, kind, details in shown:
+        lines.append(f"  {name.ljust(width)}  {kind}, {details}")
+    if len(kinds) > len(shown):
+        lines.append(f"  ... and {len(kinds) - len(shown)} more")
+    counts = data.y.value_counts(dropna=False)
+    try:
+        counts = counts.sort_index()
+    except TypeError:  # labels of types that do not sort together
+        pass
+    lines.append(f"classes: {len(counts)} (label column {data.target!r})")
+    labels = [str(v) for v in counts.index]
+    label_width = max((len(v) for v in labels), default=0)
+    count_width = max((len(str(v)) for v in counts.to_numpy()), default=0)
+    for label, count in zip(labels[:_MAX_LISTED], counts.to_numpy()[:_MAX_LISTED]):
+        lines.append(f"  {label.ljust(label_width)}  {str(count).rjust(count_width)}")
+    if len(labels) > _MAX_LISTED:
+        lines.append(f"  ... and {len(labels) - _MAX_LISTED} more")
+    return "\n".join(lines) + "\n"
+
+
+def _algorithm_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The estimator parameters given on the command line for the chosen algorithm."""
+    algorithm = ALGORITHMS[args.algorithm]
+    accepted = {option.flag for option in algorithm.options}
+    params: dict[str, Any] = {}
+    for flag, (option, users) in _option_table().items():
+        value = getattr(args, _dest(option))
+        if value is None:
+            continue
+        if flag not in accepted:
+            raise UsageError(
+                f"{flag} does not apply to --algorithm {args.algorithm} "
+                f"(it applies to {', '.join(users)})"
+            )
+        params[option.param] = value
+    return params
+
+
+def _json_safe(value: Any) -> Any:
+    """A JSON-serialisable copy of an estimator parameter value."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        return _json_safe(value.item())
+    return repr(value)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    value = float(value)
+    return f"{value:.6g}" if math.isfinite(value) else str(value)
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    """``optitree fit``: fits the chosen algorithm and prints data, tree and certificate.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
+    import optitree
+    from optitree.export import export_dot, export_text, save_json, to_json
+
+    if args.csv is None and args.dataset is None:
+        raise UsageError("no data: give a CSV file or --dataset NAME")
+    if args.csv is not None and args.dataset is not None:
+        raise UsageError(
+            f"give a CSV file or --dataset NAME, not both ({args.csv!r} and "
+            f"--dataset {args.dataset})"
+        )
+    params = _algorithm_params(args)
+    if args.save is not None:
+        # Find out before a possibly long search that the model cannot be saved.
+        directory = os.path.dirname(os.path.abspath(args.save))
+        if not os.path.isdir(directory):
+            raise CLIError(f"cannot write {args.save!r}: no directory {directory!r}")
+    if args.dataset is not None:
+        for flag, value in (("--target", args.target), ("--categorical", args.categorical)):
+            if value is not None:
+                raise UsageError(f"{flag} applies to a CSV file, not to --dataset")
+        data = _load_bundled(args.dataset)
+    else:
+        data = _load_csv_data(args.csv, args.target, args.sep, args.categorical)
+    estimator = ALGORITHMS[args.algorithm].factory(**params)
+
+    out = sys.stdout
+    if not args.quiet:
+        out.write(_summary(data))
+        out.flush()  # the summary is useful while a long search runs
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        # A solver interrupted by Ctrl-C returns its best tree with status 'interrupted'.
+        estimator.fit(data.X, data.y)
+        seconds = time.perf_counter() - start
+        accuracy = float(estimator.score(data.X, data.y))
+    tree = estimator.tree_
+    status = str(getattr(estimator, "status_", "unknown"))
+    objective = getattr(estimator, "objective_", None)
+    lower = getattr(estimator, "lower_bound_", None)
+    upper = getattr(estimator, "upper_bound_", None)
+
+    metadata = {
+        "algorithm": args.algorithm,
+        "parameters": _json_safe(estimator.get_params()),
+        "status": status,
+        "objective": _json_safe(objective),
+        "lower_bound": _json_safe(lower),
+        "upper_bound": _json_safe(upper),
+        "target": data.target,
+        "optitree_version": optitree.__version__,
+        "source": data.source,
+        "n_rows": int(data.X.shape[0]),
+    }
+
+    if not args.quiet:
+        if args.format == "text":
+            out.write("\n" + export_text(tree))
+        elif args.format == "dot":
+            out.write("\n" + export_dot(tree) + "\n")
+        else:
+            out.write("\n" + to_json(tree, metadata=metadata, indent=2) + "\n")
+        out.write("\n")
+    results = (
+        ("objective", _fmt(objective)),
+        ("status", status),
+        ("lower bound", _fmt(lower)),
+        ("upper bound", _fmt(upper)),
+        ("splits", tree.get_n_splits()),
+        ("leaves", tree.get_n_leaves()),
+        ("depth", tree.get_depth()),
+        ("training accuracy", f"{accuracy:.6g}"),
+        ("time (s)", f"{seconds:.3f}"),
+    )
+    width = max(len(name) for name, _ in results) + 1
+    for name, value in results:
+        out.write(f"{(name + ':').ljust(width)} {value}\n")
+
+    notes = []
+    for warning in caught:
+        text = _one_line(str(warning.message))
+        if text not in notes:
+            notes.append(text)
+    if status != "optimal" and not any(status in note for note in notes):
+        notes.append(
+            f"the search stopped with status {status!r} before proving optimality; the tree "
+            "is the best one found and the bounds say how far from optimal it may be"
+        )
+    for note in notes:
+        out.write(f"note: {note}\n")
+
+    if args.save is not None:
+        try:
+            save_json(tree, args.save, metadata=metadata, indent=2)
+        except OSError as exc:
+            raise CLIError(_os_error_text(exc, "write", args.save)) from exc
+        if not args.quiet:
+            out.write(f"saved model to {args.save}\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# optitree predict
+# ---------------------------------------------------------------------------
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"{PROG}: note: {text}\n")
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """``optitree predict``: predicts a CSV file with a saved model and writes a CSV.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
+    import pandas as pd
+
+    tree, metadata = _load_model(args.model)
+    names = tree.feature_names
+    # Columns whose categories are all text are read as text, so a file in which such a
+    # column happens to hold only digits still matches the model's categories.
+    dtypes: dict[str, Any] = {}
+    if names is not None and tree.categories is not None:
+        for name, cats in zip(names, tree.categories):
+            if cats and all(isinstance(c, str) for c in cats):
+                dtypes[name] = str
+    frame = _read_csv(args.data, args.sep, dtypes)
+    frame.columns = [str(c) for c in frame.columns]
+    target = metadata.get("target")
+    if isinstance(target, str) and target in frame.columns:
+        frame = frame.drop(columns=[target])
+    if names is not None:
+        missing = [n for n in names if n not in frame.columns]
+        if missing:
+            raise CLIError(
+                f"{args.data!r} lacks column(s) the model needs: {', '.join(missing)}; its "
+                f"columns are: {', '.join(frame.columns) or 'none'}"
+            )
+        extra = [c for c in frame.columns if c not in names]
+        if extra:
+            _note(f"ignoring column(s) the model does not use: {', '.join(extra)}")
+        frame = frame[names]
+    result = pd.DataFrame({"prediction": tree.predict(frame)})
+    if args.proba:
+        proba = tree.predict_proba(frame)
+        classes = tree.class_names or list(range(tree.n_classes))
+        for k, label in enumerate(classes):
+            result[f"proba_{label}"] = proba[:, k]
+    text = result.to_csv(index=False, sep=_separator(args.sep), lineterminator="\n")
+    _emit(text, args.output)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# optitree show
+# ---------------------------------------------------------------------------
+
+_EXTENSIONS = {
+    ".txt": "text",
+    ".dot": "dot",
+    ".gv": "dot",
+    ".json": "json",
+    ".png": "png",
+    ".svg": "svg",
+}
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``optitree show``: prints a saved model or draws it to an image file.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
+    fmt = args.format
+    extension = os.path.splitext(args.output)[1].lower() if args.output else ""
+    if fmt is None:
+        fmt = _EXTENSIONS.get(extension, "text")
+    if fmt in ("png", "svg"):
+        if args.output is None:
+            raise UsageError(f"--format {fmt} writes an image: give --output TREE.{fmt}")
+        if extension != f".{fmt}":
+            raise UsageError(f"--output must end in .{fmt} for --format {fmt}, got {args.output!r}")
+    tree, metadata = _load_model(args.model)
+    if fmt in ("png", "svg"):
+        _draw(tree, args.output)
+        return 0
+    from optitree.export import export_dot, export_text, to_json
+
+    if fmt == "text":
+        text = export_text(tree)
+    elif fmt == "dot":
+        text = export_dot(tree)
+    else:
+        text = to_json(tree, metadata=metadata, indent=2)
+    _emit(text, args.output)
+    return 0
+
+
+def _draw(tree: Any, path: str) -> None:
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise CLIError(
+            "drawing a tree needs matplotlib (pip install 'optitree[plot]'); "
+            "text, dot and json work without it"
+        ) from exc
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")  # no window: the figure only goes to a file
+    from optitree import plot_tree
+
+    def write(fd: int, tmp: str) -> None:
+        os.close(fd)
+        plot_tree(tree, path=tmp)
+
+    _replace_from_temp(path, write)
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "datasets": cmd_datasets,
+    "fit": cmd_fit,
+    "predict": cmd_predict,
+    "show": cmd_show,
+}
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"{PROG}: error: {_one_line(message)}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``optitree`` command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 1 a data or model problem, 2 a usage error, 130 interrupted.
+
+    Examples
+    --------
+    >>> from optitree.cli import main
+    >>> main(["datasets"])  # doctest: +ELLIPSIS
+    name ...
+    0
+    """
+    from optitree.exceptions import InvalidParameterError, OptitreeError
+
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version
+            return exc.code if isinstance(exc.code, int) else 0
+        if args.command is None:
+            raise UsageError(
+                f"missing command; choose one of {', '.join(_COMMANDS)} (see 'optitree --help')"
+            )
+        return _COMMANDS[args.command](args)
+    except CLIError as exc:
+        _error(str(exc))
+        return exc.code
+    except InvalidParameterError as exc:
+        _error(str(exc))
+        return 2
+    except OptitreeError as exc:
+        message = str(exc)
+        if type(exc).__name__ == "InternalError":
+            message += " (this is a bug in optitree; please report it)"
+        _error(message)
+        return 1
+    except ImportError as exc:
+        _error(str(exc))
+        return 1
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):  # e.g. 'optitree datasets | head -1'
+            _silence_stdout()
+            return 1
+        _error(_os_error_text(exc, "access", "a file"))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, points stdout at devnull so that the exit flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,479 @@
+"""Tests of the ``optitree`` command line (optitree.cli), run in-process through ``main``."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import optitree
+from optitree import StumpClassifier, cli
+from optitree.cli import Algorithm, AlgorithmOption, main, nonnegative_int
+from optitree.datasets import load_dataset
+from optitree.exceptions import NotProvenOptimalWarning
+from optitree.export import load_json
+
+# Rows of a small table: two text columns, one numeric column, a text label that is not the
+# last column. The label is "yes" exactly when weight > 2.2, so the best stump is a threshold
+# split on weight; no single categorical column is as good.
+ROWS = [
+    ("red", 1.5, "S", "no", "a"),
+    ("blue", 2.5, "M", "yes", "b"),
+    ("red", 3.0, "L", "yes", "c"),
+    ("green", 0.5, "S", "no", "d"),
+    ("blue", 4.0, "L", "yes", "e"),
+    ("red", 2.0, "M", "no", "f"),
+    ("green", 5.0, "L", "yes", "g"),
+    ("blue", 1.0, "S", "no", "h"),
+    ("green", 2.2, "M", "no", "i"),
+    ("red", 3.5, "S", "yes", "j"),
+]
+COLUMNS = ["color", "weight", "size", "label", "note"]
+
+
+@pytest.fixture
+def table_csv(tmp_path):
+    path = tmp_path / "table.csv"
+    pd.DataFrame(ROWS, columns=COLUMNS).to_csv(path, index=False)
+    return path
+
+
+def run(capsys, *argv):
+    """Runs the CLI; returns (exit code, stdout, stderr)."""
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_error(code, err, expected_code, *fragments):
+    assert code == expected_code
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("optitree: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def result_lines(out):
+    """The ``name: value`` result lines of ``optitree fit`` as a dict."""
+    pattern = re.compile(
+        r"^(objective|status|lower bound|upper bound|splits|leaves|depth|"
+        r"training accuracy|time \(s\)):\s+(\S+)$"
+    )
+    return dict(m.groups() for line in out.splitlines() if (m := pattern.match(line)))
+
+
+# ---------------------------------------------------------------------------
+# Help, version, datasets
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["datasets"], ["fit"], ["predict"], ["show"]])
+def test_help(capsys, command):
+    code, out, err = run(capsys, *command, "--help")
+    assert code == 0
+    assert out.startswith(f"usage: optitree {' '.join(command)}".rstrip())
+    assert err == ""
+
+
+def test_fit_help_lists_algorithms_and_options(capsys):
+    _, out, _ = run(capsys, "fit", "--help")
+    assert "--time-limit S" in out
+    assert "stump" in out
+    assert "--target COL" in out
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert out.strip() == f"optitree {optitree.__version__}"
+
+
+def test_missing_command(capsys):
+    code, _, err = run(capsys)
+    assert_error(code, err, 2, "missing command", "fit")
+
+
+def test_datasets(capsys):
+    code, out, _ = run(capsys, "datasets")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["name", "rows", "features", "classes", "description"]
+    rows = {line.split()[0]: line.split()[1:4] for line in lines[1:]}
+    assert rows["monks-1"] == ["124", "6", "2"]
+    assert rows["mushroom"] == ["8124", "22", "2"]
+    # aligned: every column starts at the same offset on every line
+    column = lines[0].index("description")
+    for line in lines:
+        assert line[column - 2 : column] == "  " and line[column] != " ", line
+    rows_end = lines[0].index("rows") + len("rows")
+    assert all(line[rows_end - 1].isdigit() for line in lines[1:])
+
+
+# ---------------------------------------------------------------------------
+# fit
+# ---------------------------------------------------------------------------
+
+
+def test_fit_dataset(capsys):
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1")
+    assert code == 0, err
+    assert "rows: 124" in out
+    assert "features: 6 (6 categorical, 0 numeric)" in out
+    assert re.search(r"^  a5\s+categorical, 4 values$", out, re.M)
+    assert re.search(r"^classes: 2", out, re.M)
+    assert "|--- a5 = 1" in out  # the tree
+    results = result_lines(out)
+    assert results["status"] == "optimal"
+    assert results["objective"] == "0.733871"
+    assert results["lower bound"] == results["upper bound"] == "0.733871"
+    assert (results["splits"], results["leaves"], results["depth"]) == ("1", "4", "1")
+    assert results["training accuracy"] == "0.733871"
+    assert float(results["time (s)"]) >= 0
+    assert "note:" not in out
+    # summary, then tree, then results
+    assert out.index("rows:") < out.index("|---") < out.index("objective:")
+
+
+@pytest.mark.parametrize("fmt, marker", [("dot", "digraph Tree {"), ("json", '"format"')])
+def test_fit_formats(capsys, fmt, marker):
+    code, out, _ = run(capsys, "fit", "--dataset", "monks-1", "--format", fmt)
+    assert code == 0
+    assert marker in out
+    assert result_lines(out)["status"] == "optimal"
+
+
+def test_fit_quiet(capsys):
+    code, out, _ = run(capsys, "fit", "--dataset", "monks-1", "--quiet")
+    assert code == 0
+    assert "rows:" not in out and "|---" not in out
+    assert result_lines(out)["status"] == "optimal"
+
+
+def test_fit_csv_with_target(capsys, table_csv):
+    code, out, err = run(capsys, "fit", table_csv, "--target", "label")
+    assert code == 0, err
+    assert "rows: 10" in out
+    assert "features: 4 (3 categorical, 1 numeric)" in out
+    assert re.search(r"^  weight\s+numeric, 10 distinct, 0.5 .. 5$", out, re.M)
+    assert re.search(r"^  color\s+categorical, 3 values$", out, re.M)
+    assert re.search(r"^classes: 2 \(label column 'label'\)$", out, re.M)
+    assert re.search(r"^  no\s+5$", out, re.M) and re.search(r"^  yes\s+5$", out, re.M)
+    assert "|--- weight <= 2.35" in out
+    results = result_lines(out)
+    assert results["objective"] == "1" and results["status"] == "optimal"
+
+
+def test_fit_csv_default_target_is_last_column(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    pd.DataFrame(ROWS, columns=COLUMNS)[["color", "size", "weight", "label"]].to_csv(
+        path, index=False
+    )
+    code, out, _ = run(capsys, "fit", path)
+    assert code == 0
+    assert "label column 'label'" in out
+
+
+def test_fit_categorical_option(capsys, tmp_path):
+    path = tmp_path / "codes.csv"
+    pd.DataFrame({"a": [1, 2, 3, 1, 2, 3], "y": [0, 1, 1, 0, 1, 1]}).to_csv(path, index=False)
+    code, out, _ = run(capsys, "fit", path, "--categorical", "a")
+    assert code == 0
+    assert re.search(r"^  a\s+categorical, 3 values$", out, re.M)
+    assert "|--- a = 1" in out
+
+
+def test_fit_save_metadata(capsys, table_csv, tmp_path):
+    model = tmp_path / "model.json"
+    code, out, _ = run(capsys, "fit", table_csv, "--target", "label", "--save", model)
+    assert code == 0
+    assert f"saved model to {model}" in out
+    tree, metadata = load_json(model)
+    assert tree.feature_names == ["color", "weight", "size", "note"]
+    assert metadata["algorithm"] == "stump"
+    assert metadata["parameters"] == {"time_limit": None}
+    assert metadata["status"] == "optimal"
+    assert metadata["objective"] == metadata["lower_bound"] == metadata["upper_bound"] == 1.0
+    assert metadata["target"] == "label"
+    assert metadata["optitree_version"] == optitree.__version__
+    assert metadata["source"]["csv"].endswith("table.csv")
+
+
+def test_fit_passes_time_limit(capsys, tmp_path):
+    model = tmp_path / "model.json"
+    code, _, _ = run(capsys, "fit", "--dataset", "monks-1", "--time-limit", "30", "--save", model)
+    assert code == 0
+    assert load_json(model)[1]["parameters"] == {"time_limit": 30.0}
+
+
+# ---------------------------------------------------------------------------
+# The algorithm registry: a solver that stops early, an option that does not apply
+# ---------------------------------------------------------------------------
+
+
+class _StoppedEarly(StumpClassifier):
+    """A stump that pretends its search ran out of time."""
+
+    def __init__(self, time_limit=None, effort=None):
+        self.time_limit = time_limit
+        self.effort = effort
+
+    def fit(self, X, y, sample_weight=None):
+        super().fit(X, y, sample_weight)
+        self.status_ = "time_limit"
+        self.upper_bound_ = 1.0
+        warnings.warn(
+            "search stopped with status 'time_limit'", NotProvenOptimalWarning, stacklevel=2
+        )
+        return self
+
+
+def _interrupting(**params):
+    class Interrupted(StumpClassifier):
+        def fit(self, X, y, sample_weight=None):
+            raise KeyboardInterrupt
+
+    return Interrupted(**params)
+
+
+@pytest.fixture
+def fake_algorithms(monkeypatch):
+    effort = AlgorithmOption("--effort", "effort", nonnegative_int, "how hard to try", "N")
+    monkeypatch.setitem(
+        cli.ALGORITHMS,
+        "stopped",
+        Algorithm("stops early", _StoppedEarly, (cli._TIME_LIMIT, effort)),
+    )
+    monkeypatch.setitem(cli.ALGORITHMS, "interrupting", Algorithm("Ctrl-C", _interrupting))
+
+
+def test_not_optimal_status_is_a_note(capsys, fake_algorithms):
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1", "--algorithm", "stopped")
+    assert code == 0, err
+    assert result_lines(out)["status"] == "time_limit"
+    assert "note: search stopped with status 'time_limit'" in out
+
+
+def test_registry_option_applies_only_to_its_algorithms(capsys, fake_algorithms):
+    _, out, _ = run(capsys, "fit", "--help")
+    assert "--effort N" in out and "[stopped]" in out
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--effort", "3")
+    assert_error(code, err, 2, "--effort", "--algorithm stump", "stopped")
+    code, _, err = run(
+        capsys, "fit", "--dataset", "monks-1", "--algorithm", "stopped", "--effort", "-1"
+    )
+    assert_error(code, err, 2, "--effort")
+
+
+def test_interrupt_outside_a_solver_exits_130(capsys, fake_algorithms):
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--algorithm", "interrupting")
+    assert code == 130
+    assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------
+# show and predict
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def saved(capsys, table_csv, tmp_path):
+    """(model path, CSV path, estimator fitted by hand on the same data)."""
+    model = tmp_path / "model.json"
+    code, _, _ = run(capsys, "fit", table_csv, "--target", "label", "--save", model)
+    assert code == 0
+    frame = pd.read_csv(table_csv, keep_default_na=False, na_values=[""])
+    estimator = StumpClassifier().fit(frame.drop(columns="label"), frame["label"])
+    return model, table_csv, estimator
+
+
+def test_show_text_dot_json(capsys, saved):
+    model, _, estimator = saved
+    code, out, _ = run(capsys, "show", model)
+    assert code == 0
+    assert out == optitree.export_text(estimator.tree_)
+    code, out, _ = run(capsys, "show", model, "--format", "dot")
+    assert code == 0 and out.startswith("digraph Tree {")
+    code, out, _ = run(capsys, "show", model, "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["format"] == "optitree.tree"
+    assert document["metadata"]["target"] == "label"
+
+
+def test_show_to_files(capsys, saved, tmp_path):
+    pytest.importorskip("matplotlib")
+    model = saved[0]
+    png = tmp_path / "tree.png"
+    code, _, err = run(capsys, "show", model, "--format", "png", "--output", png)
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = tmp_path / "tree.svg"
+    code, _, _ = run(capsys, "show", model, "-o", svg)  # format from the extension
+    assert code == 0 and b"<svg" in svg.read_bytes()
+    dot = tmp_path / "tree.dot"
+    code, _, _ = run(capsys, "show", model, "-o", dot)
+    assert code == 0 and dot.read_text().startswith("digraph")
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith((".tmp", ".tmp.png"))]
+    assert leftovers == []
+
+
+def test_show_image_needs_output(capsys, saved):
+    code, _, err = run(capsys, "show", saved[0], "--format", "svg")
+    assert_error(code, err, 2, "--output")
+
+
+def test_predict(capsys, saved, tmp_path):
+    model, data, estimator = saved
+    code, out, err = run(capsys, "predict", model, data)
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert list(got.columns) == ["prediction"]
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""])
+    expected = estimator.predict(frame.drop(columns="label"))
+    assert got["prediction"].tolist() == expected.tolist()
+
+
+def test_predict_proba_to_file(capsys, saved, tmp_path):
+    model, data, estimator = saved
+    output = tmp_path / "out.csv"
+    code, out, _ = run(capsys, "predict", model, data, "--proba", "--output", output)
+    assert code == 0 and out == ""
+    got = pd.read_csv(output)
+    assert list(got.columns) == ["prediction", "proba_no", "proba_yes"]
+    frame = pd.read_csv(data, keep_default_na=False, na_values=[""]).drop(columns="label")
+    np.testing.assert_allclose(got[["proba_no", "proba_yes"]], estimator.predict_proba(frame))
+    assert got["prediction"].tolist() == estimator.predict(frame).tolist()
+
+
+def test_predict_without_target_with_extra_column_and_unseen_category(capsys, tmp_path):
+    model = tmp_path / "monks.json"
+    assert main(["fit", "--dataset", "monks-1", "--save", str(model), "-q"]) == 0
+    frame = load_dataset("monks-1").data.astype(int)
+    frame.loc[0, "a5"] = 9  # never seen in training: predicted from the root's counts
+    frame.insert(0, "id", range(len(frame)))
+    path = tmp_path / "new.csv"
+    frame.to_csv(path, index=False)
+    capsys.readouterr()
+    code, out, err = run(capsys, "predict", model, path)
+    assert code == 0
+    assert "note: ignoring column(s) the model does not use: id" in err
+    predictions = pd.read_csv(io.StringIO(out))["prediction"]
+    assert len(predictions) == len(frame)
+    tree, _ = load_json(model)
+    assert predictions.tolist() == tree.predict(frame.drop(columns="id")).tolist()
+
+
+# ---------------------------------------------------------------------------
+# Errors: one line, the right exit code, never a traceback
+# ---------------------------------------------------------------------------
+
+
+def test_error_missing_csv(capsys, tmp_path):
+    code, _, err = run(capsys, "fit", tmp_path / "nope.csv")
+    assert_error(code, err, 1, "nope.csv", "no such file")
+
+
+def test_error_missing_target_column(capsys, table_csv):
+    code, _, err = run(capsys, "fit", table_csv, "--target", "outcome")
+    assert_error(code, err, 1, "'outcome'", "color, weight, size, label, note")
+
+
+def test_error_garbage_model(capsys, tmp_path, table_csv):
+    model = tmp_path / "garbage.json"
+    model.write_text("this is not json")
+    code, _, err = run(capsys, "show", model)
+    assert_error(code, err, 1, "garbage.json", "not an optitree model")
+    code, _, err = run(capsys, "predict", model, table_csv)
+    assert_error(code, err, 1, "not an optitree model")
+
+
+def test_error_newer_schema_version(capsys, saved, tmp_path):
+    document = json.loads(saved[0].read_text())
+    document["schema_version"] += 1
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(document))
+    code, _, err = run(capsys, "show", newer)
+    assert_error(code, err, 1, "newer.json", "schema version", "upgrade optitree")
+
+
+def test_error_missing_model(capsys, tmp_path, table_csv):
+    code, _, err = run(capsys, "predict", tmp_path / "none.json", table_csv)
+    assert_error(code, err, 1, "none.json")
+
+
+def test_error_unknown_dataset(capsys):
+    code, _, err = run(capsys, "fit", "--dataset", "monk-1")
+    assert_error(code, err, 2, "unknown dataset 'monk-1'", "did you mean 'monks-1'")
+
+
+def test_error_unknown_algorithm(capsys):
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--algorithm", "magic")
+    assert_error(code, err, 2, "--algorithm", "'magic'", "stump")
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "soon", "nan"])
+def test_error_bad_time_limit(capsys, value):
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--time-limit", value)
+    assert_error(code, err, 2, "--time-limit", value)
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["fit"], "no data"),
+        (["fit", "x.csv", "--dataset", "monks-1"], "not both"),
+        (["fit", "--dataset", "monks-1", "--target", "class"], "--target"),
+        (["fit", "--dataset", "monks-1", "--bogus"], "--bogus"),
+    ],
+)
+def test_usage_errors(capsys, argv, fragment):
+    code, _, err = run(capsys, *argv)
+    assert_error(code, err, 2, fragment)
+
+
+def test_error_save_to_missing_directory(capsys, tmp_path):
+    target = tmp_path / "no" / "such" / "model.json"
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1", "--save", target)
+    assert_error(code, err, 1, "model.json", "no directory")
+    assert out == ""  # found before fitting
+
+
+def test_error_bad_data(capsys, tmp_path):
+    path = tmp_path / "holes.csv"
+    path.write_text("a,b,y\n1,,x\n2,3,y\n")
+    code, _, err = run(capsys, "fit", path)
+    assert_error(code, err, 1, "'b'")
+
+
+def test_error_predict_missing_feature_column(capsys, saved, tmp_path):
+    path = tmp_path / "partial.csv"
+    pd.DataFrame({"color": ["red"], "size": ["S"]}).to_csv(path, index=False)
+    code, _, err = run(capsys, "predict", saved[0], path)
+    assert_error(code, err, 1, "weight", "note")
+
+
+# ---------------------------------------------------------------------------
+# python -m optitree
+# ---------------------------------------------------------------------------
+
+
+def test_python_dash_m_help():
+    done = subprocess.run(
+        [sys.executable, "-m", "optitree", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: optitree")
+    for command in ("datasets", "fit", "predict", "show"):
+        assert command in done.stdout
