@@ -170,9 +170,10 @@ def _asarray(data) -> np.ndarray:
     try:
         arr = np.asarray(data)
     except ValueError as exc:  # ragged nested lists
+        reason = str(exc).rstrip(".")
         raise DataError(
-            f"could not read the data as a rectangular array: {exc}. Every row must have "
-            "the same number of values."
+            f"could not read the data as a rectangular array ({reason}); every row must "
+            "have the same number of values."
         ) from exc
     if isinstance(arr, np.matrix):
         arr = np.asarray(arr)
@@ -254,6 +255,13 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+def _unhashable_error(name: str, table: _Table, i: int, value) -> DataTypeError:
+    return DataTypeError(
+        f"column {name!r} holds {_show(value)} of type {type(value).__name__} at "
+        f"{_row(table, i)}, but a data argument must be a string, a bool or a number."
+    )
+
+
 def _raise_unusable_value(name: str, table: _Table, column, missing: np.ndarray) -> None:
     """Find the first unhashable cell of an object column and raise about it."""
     for i in range(table.n_rows):
@@ -263,11 +271,16 @@ def _raise_unusable_value(name: str, table: _Table, column, missing: np.ndarray)
         try:
             hash(value)
         except TypeError:
-            raise DataTypeError(
-                f"column {name!r} holds {_show(value)} of type {type(value).__name__} at "
-                f"{_row(table, i)}, but a data argument must be a string, a bool or a number."
-            ) from None
+            raise _unhashable_error(name, table, i, value) from None
     raise DataTypeError(f"column {name!r} holds values that cannot be used as labels.")
+
+
+def _float_from_objects(column: np.ndarray) -> np.ndarray:
+    """float64 values of an object array of numbers; missing cells become NaN."""
+    missing = np.asarray(pd.isna(column))
+    values = np.full(len(column), np.nan)
+    values[~missing] = column[~missing].astype(np.float64)
+    return values
 
 
 def _missing_error(name: str, table: _Table, column, i: int, kind: str) -> DataError:
@@ -292,6 +305,28 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _object_array(items: list) -> np.ndarray:
+    """A 1-D object array holding ``items`` as they are (tuples stay whole)."""
+    arr = np.empty(len(items), dtype=object)
+    for k, item in enumerate(items):
+        arr[k] = item
+    return arr
+
+
+def _factorize_sorted(values) -> tuple[np.ndarray, list]:
+    """Codes (int64; -1 for a missing value) and the sorted distinct labels of ``values``.
+
+    Raises ``TypeError`` on an unhashable value.
+    """
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    labels = [_plain(v) for v in list(uniques)]
+    order = _sort_labels(labels)
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[order] = np.arange(len(labels))
+    codes = np.asarray(codes, dtype=np.int64)
+    return np.where(codes < 0, -1, rank[codes]), [labels[k] for k in order]
+
+
 def _categorical_codes(name: str, table: _Table, column, values) -> tuple[np.ndarray, list]:
     """Codes (float64) and labels of a categorical column whose labels come from the data.
 
@@ -299,13 +334,11 @@ def _categorical_codes(name: str, table: _Table, column, values) -> tuple[np.nda
     The labels are sorted; an all-bool column gets ``[False, True]``.
     """
     try:
-        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        codes, labels = _factorize_sorted(values)
     except TypeError:
         _raise_unusable_value(name, table, column, np.asarray(pd.isna(values)))
-    codes = np.asarray(codes, dtype=np.int64)
     if (codes < 0).any():
         raise _missing_error(name, table, column, int(np.argmax(codes < 0)), "categorical")
-    labels = [_plain(v) for v in list(uniques)]
     for k, label in enumerate(labels):
         if isinstance(label, float) and not np.isfinite(label):
             i = int(np.argmax(codes == k))
@@ -314,14 +347,10 @@ def _categorical_codes(name: str, table: _Table, column, values) -> tuple[np.nda
                 "category labels must be finite (no inf)."
             )
     if labels and all(isinstance(v, bool) for v in labels):
-        categories: list = [False, True]
-        new_code = np.array([int(v) for v in labels], dtype=np.int64)
-    else:
-        order = _sort_labels(labels)
-        categories = [labels[k] for k in order]
-        new_code = np.empty(len(labels), dtype=np.int64)
-        new_code[order] = np.arange(len(labels))
-    return new_code[codes].astype(np.float64), categories
+        # [False], [True] or [False, True]: recode as the declared bool categories.
+        codes = np.array([int(v) for v in labels], dtype=np.int64)[codes]
+        labels = [False, True]
+    return codes.astype(np.float64), labels
 
 
 def _numeric_values(
@@ -353,14 +382,16 @@ def _numeric_values(
 
 
 def _object_kind(name: str, table: _Table, column: np.ndarray) -> str:
-    """'numeric', 'categorical' or 'empty' for a numpy object column; raises on mixtures."""
+    """'numeric' or 'categorical' for a numpy object column; raises on mixtures.
+
+    A column with nothing but missing values counts as numeric, so that the NaN rules
+    (an error unless ``allow_nan``) apply to it.
+    """
     inferred = pd.api.types.infer_dtype(column, skipna=True)
-    if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "empty"):
         return "numeric"
-    if inferred == "empty":
-        return "empty"
     if inferred == "complex":
-        raise _complex_error(name)
+        raise _complex_error(name, table, column)
     if inferred not in ("mixed", "mixed-integer"):
         return "categorical"
     missing = np.asarray(pd.isna(column))
@@ -375,27 +406,26 @@ def _object_kind(name: str, table: _Table, column: np.ndarray) -> str:
         try:
             hash(value)
         except TypeError:
-            raise DataTypeError(
-                f"column {name!r} holds {_show(value)} of type {type(value).__name__} at "
-                f"{_row(table, i)}, but a data argument must be a string, a bool or a number."
-            ) from None
+            raise _unhashable_error(name, table, i, value) from None
         if first_other is None:
             first_other = i
     if first_number is not None and first_other is not None:
         raise DataError(
             f"column {name!r} mixes numbers and other values: {_row(table, first_number)} "
             f"holds the number {_show(column[first_number])} but {_row(table, first_other)} "
-            f"holds {_show(column[first_other])} ({type(column[first_other]).__name__}). "
+            f"holds {_show(column[first_other])} ({type(_plain(column[first_other])).__name__}). "
             "A numeric column must hold numbers only; to use every value as a category "
             f"label, list the column in categorical= (e.g. categorical=[{name!r}])."
         )
     return "categorical"
 
 
-def _complex_error(name: str) -> DataError:
+def _complex_error(name: str, table: _Table, column) -> DataError:
+    first = next((i for i in range(table.n_rows) if isinstance(_cell(column, i), complex)), 0)
     return DataError(
-        f"Complex data not supported: column {name!r} holds complex numbers; allowed are "
-        "real numbers, bools, strings and other category labels."
+        f"Complex data not supported: column {name!r} holds the complex number "
+        f"{_show(_cell(column, first))} at {_row(table, first)}; allowed are real numbers, "
+        "bools, strings and other category labels."
     )
 
 
@@ -424,7 +454,7 @@ def _fit_column(
                 raise _missing_error(name, table, column, int(np.argmax(missing)), "bool")
             return column.to_numpy(dtype=bool).astype(np.float64), [False, True]
         if pd.api.types.is_complex_dtype(dtype):
-            raise _complex_error(name)
+            raise _complex_error(name, table, column)
         if pd.api.types.is_numeric_dtype(dtype):
             if categorical:
                 return _categorical_codes(name, table, column, column.to_numpy(dtype=object))
@@ -458,18 +488,13 @@ def _fit_column(
             None,
         )
     if kind == "c":
-        raise _complex_error(name)
+        raise _complex_error(name, table, column)
     if kind in "US":
         return _categorical_codes(name, table, column, column)
     if kind == "O":
-        object_kind = "categorical" if categorical else _object_kind(name, table, column)
-        if object_kind == "empty":
-            raise _missing_error(name, table, column, 0, "all")
-        if object_kind == "categorical":
+        if categorical or _object_kind(name, table, column) == "categorical":
             return _categorical_codes(name, table, column, column)
-        missing = np.asarray(pd.isna(column))
-        values = np.full(table.n_rows, np.nan)
-        values[~missing] = column[~missing].astype(np.float64)
+        values = _float_from_objects(column)
         integers = pd.api.types.infer_dtype(column, skipna=True) == "integer"
         return (
             _numeric_values(name, table, column, values, allow_nan=allow_nan, integers=integers),
@@ -577,7 +602,11 @@ def encode_fit(X, *, categorical=None, allow_nan: bool = False) -> EncodedInput:
     [[1, 3]]
     """
     table = _read_table(X)
-    forced = _resolve_categorical(categorical, table.names)
+    return _encode_table(table, _resolve_categorical(categorical, table.names), allow_nan)
+
+
+def _encode_table(table: _Table, forced: list[bool], allow_nan: bool) -> EncodedInput:
+    """:func:`encode_fit` on data already read; ``forced[j]`` makes column j categorical."""
     out = np.empty((table.n_rows, len(table.names)), dtype=np.float64)
     categories: list = []
     for j, (name, column) in enumerate(zip(table.names, table.columns)):
@@ -637,8 +666,8 @@ def _align(
         raise _names_mismatch(
             unseen if check_names else [],
             missing,
-            "Pass a DataFrame with those columns (extra columns are "
-            + ("an error)." if check_names else "ignored)."),
+            "Columns are matched by name, in any order; every column seen at fit time is "
+            + ("required and no other column is allowed." if check_names else "required."),
         )
     if len(table.columns) != expected:
         raise DataError(
@@ -654,7 +683,7 @@ def _predict_numeric(name: str, table: _Table, column, *, allow_nan: bool) -> np
     if isinstance(column, pd.Series):
         dtype = column.dtype
         if pd.api.types.is_complex_dtype(dtype):
-            raise _complex_error(name)
+            raise _complex_error(name, table, column)
         if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
             values = column.to_numpy(dtype=np.float64, na_value=np.nan)
             return _numeric_values(name, table, column, values, allow_nan=allow_nan, integers=False)
@@ -669,7 +698,7 @@ def _predict_numeric(name: str, table: _Table, column, *, allow_nan: bool) -> np
         values = column.astype(np.float64)
         return _numeric_values(name, table, column, values, allow_nan=allow_nan, integers=False)
     if column.dtype.kind == "c":
-        raise _complex_error(name)
+        raise _complex_error(name, table, column)
     if column.dtype.kind not in "USO":
         raise _unsupported_dtype_error(name, column.dtype)
     missing = np.asarray(pd.isna(column))
@@ -677,11 +706,10 @@ def _predict_numeric(name: str, table: _Table, column, *, allow_nan: bool) -> np
         if not missing[i] and not isinstance(value, (numbers.Real, np.bool_)):
             raise DataError(
                 f"column {name!r} was numeric at fit time, but {_row(table, i)} holds "
-                f"{_show(value)} ({type(value).__name__}); allowed are numbers (strings are "
-                "not parsed)."
+                f"{_show(value)} ({type(_plain(value)).__name__}); allowed are numbers (strings "
+                "are not parsed)."
             )
-    values = np.full(table.n_rows, np.nan)
-    values[~missing] = column[~missing].astype(np.float64)
+    values = _float_from_objects(column)
     return _numeric_values(name, table, column, values, allow_nan=allow_nan, integers=False)
 
 
@@ -692,7 +720,7 @@ def _predict_categorical(
     if isinstance(column, pd.Series):
         values = column.to_numpy(dtype=object)
     elif column.dtype.kind == "c":
-        raise _complex_error(name)
+        raise _complex_error(name, table, column)
     else:
         values = column.astype(object)
     missing = np.asarray(pd.isna(values))
@@ -878,7 +906,10 @@ def check_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     array([ 3, 10])
     """
     if y is None:
-        raise DataError("y is None; a classifier needs one label per row.")
+        raise DataError(
+            "This estimator requires y to be passed, but the target y is None; give one "
+            "label per row."
+        )
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
             raise DataError(
@@ -923,7 +954,7 @@ def check_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         classes, codes = np.unique(arr, return_inverse=True)
         return codes.reshape(-1).astype(np.int64), classes
     try:
-        codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+        codes, labels = _factorize_sorted(arr)
     except TypeError:
         for i, value in enumerate(arr):
             try:
@@ -934,14 +965,7 @@ def check_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
                     "labels must be hashable (strings, numbers, bools, ...)."
                 ) from None
         raise
-    labels = [_plain(v) for v in list(uniques)]
-    order = _sort_labels(labels)
-    rank = np.empty(len(labels), dtype=np.int64)
-    rank[order] = np.arange(len(labels))
-    classes = np.empty(len(labels), dtype=object)
-    for k, position in enumerate(order):
-        classes[k] = labels[position]
-    return rank[np.asarray(codes, dtype=np.int64)], classes
+    return codes, _object_array(labels)
 
 
 def _warn_column_vector() -> None:
@@ -988,7 +1012,7 @@ def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
     if _is_number(sample_weight):
         weights = np.full(n_rows, float(sample_weight))
     else:
-        arr = np.asarray(sample_weight)
+        arr = _asarray(sample_weight)
         if arr.ndim != 1:
             raise DataError(
                 f"sample_weight must be 1-D with one weight per row, got shape {arr.shape}."
@@ -1006,7 +1030,8 @@ def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
             weights = arr.astype(np.float64)
         else:
             raise DataError(
-                f"sample_weight has dtype {arr.dtype}; weights must be numbers (int or float)."
+                f"sample_weight holds {_show(arr[0])} at index 0 (dtype {arr.dtype}); weights "
+                "must be numbers (int or float)."
             )
     bad = ~np.isfinite(weights)
     if bad.any():

@@ -179,7 +179,13 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
     def _predict_matrix(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
         names, categories = self._encoding
-        return encode_predict(X, names, categories)
+        return encode_predict(
+            X,
+            names,
+            categories,
+            check_names=hasattr(self, "feature_names_in_"),
+            estimator_name=type(self).__name__,
+        )
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the node where each row stops.
