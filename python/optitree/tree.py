@@ -20,10 +20,10 @@ Prediction policy
 -----------------
 A row whose value a node cannot route (a category code not seen in training, which
 :mod:`optitree` encodes as ``-1``, or a NaN passed in a numeric array) stops at that node.
-(DataFrames go through optitree's input validation, which rejects NaN with a ``DataError``.) A row is predicted from the deepest
-node on its path whose class totals are not all zero, so an empty leaf (a category absent from its
-parent's training rows) and an unroutable row both predict with the class distribution of the
-nearest informed ancestor.
+DataFrames go through optitree's input validation, which rejects NaN with a ``DataError``.
+A row is predicted from the deepest node on its path whose class totals are not all zero, so an
+empty leaf (a category absent from its parent's training rows) and an unroutable row both
+predict with the class distribution of the nearest informed ancestor.
 """
 
 from __future__ import annotations
