@@ -39,6 +39,7 @@ _LAZY = {
     "OneHotEncoder": "optitree.preprocessing",
     "ThresholdBinarizer": "optitree.preprocessing",
     "StumpClassifier": "optitree.stump",
+    "BranchesClassifier": "optitree.branches",
     "datasets": "optitree.datasets",
     "preprocessing": "optitree.preprocessing",
 }

@@ -121,6 +121,16 @@ def tree_from_core(
     )
 
 
+def integer_columns(X: Any) -> list[Any]:
+    """Names (DataFrame) or indices (array) of the columns stored as integers."""
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        return [c for c in X.columns if np.asarray(X[c]).dtype.kind in "iu"]
+    arr = np.asarray(X)
+    if arr.ndim == 2 and arr.dtype.kind in "iu":
+        return list(range(arr.shape[1]))
+    return []
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars become Python scalars so names print and serialise naturally."""
     return value.item() if isinstance(value, np.generic) else value
@@ -147,8 +157,12 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
 
     _max_thresholds: int | None = None
 
+    def _categorical_columns(self, X: Any) -> Any:
+        """Columns to treat as categorical beyond the non-numeric ones (None: no others)."""
+        return None
+
     def _prepare_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
-        encoded = encode_fit(X)
+        encoded = encode_fit(X, categorical=self._categorical_columns(X))
         y_codes, classes = check_labels(y, n_rows=encoded.X.shape[0])
         weights = check_sample_weight(sample_weight, encoded.X.shape[0])
         self.classes_ = classes

@@ -73,3 +73,94 @@ pub fn tree_correct(tree: &Tree, inst: &Instance) -> u64 {
         })
         .count() as u64
 }
+
+/// The best sparse tree by exhaustive recursion over paths (features used at most once per path,
+/// every multiway split tried, no memo, no bound): returns `(correct weight, splits)` of an
+/// optimum of `correct/W − (p/q)·splits`, ties going to fewer splits. Non-empty children of a
+/// split must hold at least `min_leaf` rows.
+pub fn best_sparse_tree(
+    inst: &Instance,
+    weights: &[u64],
+    (p, q): (u64, u64),
+    max_depth: Option<u32>,
+    min_leaf: u64,
+) -> (u64, u64) {
+    let total: u64 = weights.iter().sum();
+    let n_values: Vec<u32> = (0..inst.n_features)
+        .map(|f| {
+            (0..inst.n_rows)
+                .map(|r| inst.codes[r * inst.n_features + f] + 1)
+                .max()
+                .unwrap_or(1)
+        })
+        .collect();
+    let value = |(c, s): (u64, u64)| {
+        i128::from(q) * i128::from(c) - i128::from(p) * i128::from(total) * i128::from(s)
+    };
+    let better =
+        |a: (u64, u64), b: (u64, u64)| value(a) > value(b) || (value(a) == value(b) && a.1 < b.1);
+    #[allow(clippy::too_many_arguments)]
+    fn rec(
+        inst: &Instance,
+        weights: &[u64],
+        n_values: &[u32],
+        rows: &[usize],
+        used: &mut Vec<bool>,
+        depth_left: Option<u32>,
+        min_leaf: u64,
+        better: &dyn Fn((u64, u64), (u64, u64)) -> bool,
+    ) -> (u64, u64) {
+        let mut per_class = std::collections::HashMap::new();
+        for &r in rows {
+            *per_class.entry(inst.labels[r]).or_insert(0u64) += weights[r];
+        }
+        let mut best = (per_class.values().copied().max().unwrap_or(0), 0);
+        if depth_left == Some(0) {
+            return best;
+        }
+        for f in 0..inst.n_features {
+            if used[f] {
+                continue;
+            }
+            let groups: Vec<Vec<usize>> = (0..n_values[f])
+                .map(|v| {
+                    rows.iter()
+                        .copied()
+                        .filter(|&r| inst.codes[r * inst.n_features + f] == v)
+                        .collect()
+                })
+                .collect();
+            if groups
+                .iter()
+                .any(|g| !g.is_empty() && (g.len() as u64) < min_leaf)
+            {
+                continue;
+            }
+            used[f] = true;
+            let mut total = (0, 1);
+            for g in &groups {
+                let (c, s) = rec(
+                    inst,
+                    weights,
+                    n_values,
+                    g,
+                    used,
+                    depth_left.map(|d| d - 1),
+                    min_leaf,
+                    better,
+                );
+                total = (total.0 + c, total.1 + s);
+            }
+            used[f] = false;
+            if better(total, best) {
+                best = total;
+            }
+        }
+        best
+    }
+    let rows: Vec<usize> = (0..inst.n_rows).collect();
+    let mut used = vec![false; inst.n_features];
+    rec(
+        inst, weights, &n_values, &rows, &mut used, max_depth, min_leaf, &better,
+    )
+}

@@ -10,7 +10,8 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use optitree_core::search::{budget, Budget, CancelFlag, Outcome, Status};
+use optitree_core::search::{budget, Budget, CancelFlag, Outcome, ProgressBoard, Status};
+use optitree_core::solvers::branches::{self, BranchesConfig};
 use optitree_core::solvers::stump;
 use optitree_core::tree::Tree;
 
@@ -113,6 +114,62 @@ fn fit_stump<'py>(
     outcome_to_py(py, outcome)
 }
 
+/// Branches: the tree maximising `accuracy − λ·splits` with λ = `penalty_num / penalty_den`, as a
+/// dict with the tree arrays, status, bounds, statistics and the exact `correct`/`splits`.
+/// `progress`, if given, is called with a dict of the search's figures about twice a second.
+#[pyfunction]
+#[pyo3(signature = (codes, labels, penalty_num, penalty_den, *, n_classes=None, n_values=None,
+    sample_weight=None, max_depth=None, min_samples_leaf=1, time_limit=None, node_limit=None,
+    memory_limit=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_branches<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, i64>,
+    labels: PyReadonlyArray1<'py, i64>,
+    penalty_num: u64,
+    penalty_den: u64,
+    n_classes: Option<usize>,
+    n_values: Option<Vec<usize>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    max_depth: Option<u32>,
+    min_samples_leaf: u64,
+    time_limit: Option<f64>,
+    node_limit: Option<u64>,
+    memory_limit: Option<usize>,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let data = convert::dataset(
+        &codes,
+        &labels,
+        n_classes,
+        n_values.as_deref(),
+        sample_weight.as_ref(),
+    )?;
+    let config = BranchesConfig {
+        penalty: (penalty_num, penalty_den),
+        max_depth,
+        min_samples_leaf,
+    };
+    let cancel = CancelFlag::new();
+    let budget = Budget::new(time_limit, node_limit, memory_limit, cancel.clone()).into_py()?;
+    let board = ProgressBoard::new();
+    let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
+    let outcome = interrupt::run_reporting(py, &cancel, reporter, || {
+        branches::solve(&data, &config, &budget, Some(&board))
+    })?
+    .into_py()?;
+    let out = PyDict::new(py);
+    out.set_item("tree", convert::tree_to_py(py, &outcome.solution.tree)?)?;
+    out.set_item("status", outcome.status.as_str())?;
+    out.set_item("lower_bound", outcome.lower_bound)?;
+    out.set_item("upper_bound", outcome.upper_bound)?;
+    out.set_item("statistics", convert::stats_to_py(py, &outcome.stats)?)?;
+    out.set_item("correct", outcome.solution.correct)?;
+    out.set_item("splits", outcome.solution.splits)?;
+    out.set_item("objective", outcome.solution.objective)?;
+    Ok(out)
+}
+
 /// Spins until the budget stops it; returns `(status, iterations)`. A test hook for time limits,
 /// node limits and Ctrl-C handling that depends on no solver.
 #[pyfunction]
@@ -152,6 +209,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree_decision_path, m)?)?;
     m.add_function(wrap_pyfunction!(dataset_summary, m)?)?;
     m.add_function(wrap_pyfunction!(fit_stump, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_branches, m)?)?;
     m.add_function(wrap_pyfunction!(status_names, m)?)?;
     m.add_function(wrap_pyfunction!(_spin, m)?)?;
     Ok(())

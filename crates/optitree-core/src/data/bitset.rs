@@ -108,6 +108,37 @@ impl Bitset {
             .sum()
     }
 
+    /// `|self ∩ a ∩ b|` without allocating: counts a child's class members before deciding
+    /// whether the child's row set needs to be materialised at all.
+    pub fn intersection_count3(&self, a: &Bitset, b: &Bitset) -> u64 {
+        debug_assert!(self.len == a.len && self.len == b.len);
+        self.words
+            .iter()
+            .zip(&a.words)
+            .zip(&b.words)
+            .map(|((x, y), z)| u64::from((x & y & z).count_ones()))
+            .sum()
+    }
+
+    /// Iterates the members of `self ∩ other` in increasing order, without allocating.
+    pub fn iter_and<'a>(&'a self, other: &'a Bitset) -> impl Iterator<Item = usize> + 'a {
+        self.words
+            .iter()
+            .zip(&other.words)
+            .enumerate()
+            .flat_map(|(wi, (&a, &b))| {
+                let mut rest = a & b;
+                std::iter::from_fn(move || {
+                    if rest == 0 {
+                        return None;
+                    }
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    Some(wi * WORD_BITS + bit)
+                })
+            })
+    }
+
     /// `self ∩ other` as a new set.
     pub fn and(&self, other: &Bitset) -> Bitset {
         debug_assert_eq!(self.len, other.len);
@@ -250,6 +281,12 @@ mod tests {
             let not: Vec<bool> = a.iter().map(|p| !*p).collect();
             prop_assert_eq!(naive(&x.and(&y)), and.clone());
             prop_assert_eq!(x.intersection_count(&y), and.iter().filter(|v| **v).count() as u64);
+            let z = x.complement();
+            prop_assert_eq!(x.intersection_count3(&y, &y), x.intersection_count(&y));
+            prop_assert_eq!(x.intersection_count3(&y, &z), 0);
+            let and_members: Vec<usize> = x.iter_and(&y).collect();
+            let and_expected: Vec<usize> = (0..a.len()).filter(|&i| and[i]).collect();
+            prop_assert_eq!(and_members, and_expected);
             let mut o = x.clone(); o.or_assign(&y); prop_assert_eq!(naive(&o), or);
             let mut d = x.clone(); d.and_not_assign(&y); prop_assert_eq!(naive(&d), diff);
             prop_assert_eq!(naive(&x.complement()), not);

@@ -4,9 +4,11 @@
 pub mod budget;
 pub mod cache;
 pub mod outcome;
+pub mod progress;
 pub mod stats;
 
 pub use budget::{Budget, CancelFlag};
 pub use cache::BoundedCache;
 pub use outcome::{Outcome, Status};
+pub use progress::{ProgressBoard, Snapshot};
 pub use stats::Stats;

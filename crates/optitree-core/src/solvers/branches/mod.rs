@@ -1,0 +1,85 @@
+//! Branches (Chaouki, Read & Bifet): optimal sparse decision trees with multiway splits on
+//! categorical features, by best-first branch and bound (AO*) with the purification bound.
+//!
+//! Maximises `accuracy − λ·splits` exactly (λ = P/Q rational, integer row weights), ties going to
+//! fewer splits (see [`score`]). The search state lives in one [`graph::Graph`] per call: nothing
+//! is shared between solves.
+
+pub mod graph;
+pub mod score;
+mod search;
+
+#[cfg(test)]
+mod tests;
+
+use crate::data::Dataset;
+use crate::error::Result;
+use crate::search::{Budget, Outcome, ProgressBoard};
+use crate::tree::Tree;
+use crate::{data_err, param_err};
+
+use graph::{Graph, Limits};
+use score::Scale;
+
+/// Parameters of a Branches solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchesConfig {
+    /// λ = `penalty.0 / penalty.1`, the price of one split in accuracy.
+    pub penalty: (u64, u64),
+    /// Longest root-to-leaf path allowed (None: unlimited).
+    pub max_depth: Option<u32>,
+    /// Fewest rows a non-empty leaf may hold.
+    pub min_samples_leaf: u64,
+}
+
+/// The tree found and its exact objective.
+#[derive(Debug, Clone)]
+pub struct BranchesSolution {
+    /// The tree (multiway category nodes and leaves, class totals on every node).
+    pub tree: Tree,
+    /// Weight of the training rows the tree classifies correctly.
+    pub correct: u64,
+    /// Number of splits.
+    pub splits: u64,
+    /// `correct / total weight − λ·splits`.
+    pub objective: f64,
+}
+
+/// Integer row weights from the dataset's weights (which must be whole numbers).
+fn integer_weights(data: &Dataset) -> Result<Option<Vec<u64>>> {
+    let Some(w) = data.weights() else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(w.len());
+    for (i, &x) in w.iter().enumerate() {
+        if x.fract() != 0.0 || !(0.0..9.0e15).contains(&x) {
+            return data_err!("sample_weight[{i}] = {x}: the Branches solver needs whole-number weights below 9e15");
+        }
+        out.push(x as u64);
+    }
+    Ok(Some(out))
+}
+
+/// Finds the tree maximising `accuracy − λ·splits` (see the module docs).
+pub fn solve(
+    data: &Dataset,
+    config: &BranchesConfig,
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) -> Result<Outcome<BranchesSolution>> {
+    if config.min_samples_leaf == 0 {
+        return param_err!("min_samples_leaf must be at least 1, got 0");
+    }
+    let weights = integer_weights(data)?;
+    let total: u64 = match &weights {
+        None => data.n_rows() as u64,
+        Some(w) => w.iter().sum(),
+    };
+    let scale = Scale::new(config.penalty.0, config.penalty.1, data.n_rows(), total)?;
+    let limits = Limits {
+        max_depth: config.max_depth,
+        min_samples_leaf: config.min_samples_leaf,
+    };
+    let mut graph = Graph::new(data, scale, weights, limits);
+    search::run(&mut graph, budget, board)
+}

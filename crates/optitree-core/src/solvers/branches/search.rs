@@ -1,0 +1,178 @@
+//! The best-first (AO*) loop: select a path down the most promising splits, expand the open node
+//! it ends in, and back the new bounds up the path. Stops when the root's bounds meet or the
+//! budget runs out; either way the incumbent tree is returned with exact bounds.
+
+use crate::data::Bitset;
+use crate::error::Result;
+use crate::search::{Budget, Outcome, ProgressBoard, Snapshot, Stats, Status};
+use crate::tree::{NodeSpec, TreeSpec};
+
+use super::graph::{Graph, NodeId, NONE};
+use super::BranchesSolution;
+
+/// How often (in passes) the loop posts progress.
+const POST_EVERY: u64 = 1024;
+
+/// The child of `id`'s top split to descend into: the incomplete one with the widest gap between
+/// its bounds (first on ties). Children that turn out complete on refresh are skipped, and the
+/// node is refreshed again; returns None when the node itself becomes complete.
+fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<NodeId> {
+    loop {
+        let node = &g.nodes[id as usize];
+        if node.complete || node.top == NONE {
+            return None;
+        }
+        let mut chosen = NONE;
+        let mut widest = -1;
+        for &c in g.nodes[id as usize].splits[node.top as usize]
+            .children
+            .iter()
+        {
+            let child = &g.nodes[c as usize];
+            if !child.complete && child.ub - child.lb > widest {
+                (chosen, widest) = (c, child.ub - child.lb);
+            }
+        }
+        if chosen == NONE {
+            // Every child completed through other parents since the last refresh.
+            g.refresh(id);
+            continue;
+        }
+        g.refresh(chosen);
+        if !g.nodes[chosen as usize].complete {
+            return Some(chosen);
+        }
+        g.refresh(id);
+    }
+}
+
+/// Runs the search; see the module docs.
+pub fn run(
+    g: &mut Graph<'_>,
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) -> Result<Outcome<BranchesSolution>> {
+    let root = g.add_root();
+    let mut passes = 0u64;
+    let mut expansions = 0u64;
+    let mut peak_bytes = g.bytes;
+    let mut path: Vec<NodeId> = Vec::new();
+    let mut status = Status::Optimal;
+    while !g.nodes[root as usize].complete {
+        if let Some(s) = budget.check(expansions, g.bytes) {
+            status = s;
+            break;
+        }
+        passes += 1;
+        path.clear();
+        let mut id = root;
+        g.refresh(id);
+        while let Some(child) = choose_child(g, id) {
+            path.push(id);
+            id = child;
+        }
+        let node = &g.nodes[id as usize];
+        if !node.complete && !node.expanded {
+            g.expand(id);
+            expansions += 1;
+            g.refresh(id);
+            peak_bytes = peak_bytes.max(g.bytes);
+        }
+        for &p in path.iter().rev() {
+            g.refresh(p);
+        }
+        if passes % POST_EVERY == 0 {
+            if let Some(board) = board {
+                board.post(snapshot(g, root, passes, expansions, budget));
+            }
+        }
+    }
+    let solution = extract(g, root)?;
+    let root_node = &g.nodes[root as usize];
+    let upper = if status.is_optimal() {
+        solution.objective
+    } else {
+        g.scale.objective_bound(root_node.ub)
+    };
+    let mut stats = Stats::new();
+    stats.set_count("iterations", passes);
+    stats.set_count("expansions", expansions);
+    stats.set_count("cached_subproblems", g.cached);
+    stats.set_count("nodes", g.nodes.len() as u64);
+    stats.set_count("memo_hits", g.memo_hits);
+    stats.set_count("peak_memory_bytes", peak_bytes as u64);
+    stats.set_real("seconds", budget.elapsed());
+    if let Some(board) = board {
+        board.post(snapshot(g, root, passes, expansions, budget));
+    }
+    Ok(Outcome {
+        lower_bound: solution.objective,
+        upper_bound: upper.max(solution.objective),
+        solution,
+        status,
+        stats,
+    })
+}
+
+fn snapshot(
+    g: &Graph<'_>,
+    root: NodeId,
+    passes: u64,
+    expansions: u64,
+    budget: &Budget,
+) -> Snapshot {
+    let r = &g.nodes[root as usize];
+    Snapshot {
+        iterations: passes,
+        expansions,
+        lower_bound: g.scale.objective_bound(r.lb),
+        upper_bound: g.scale.objective_bound(r.ub),
+        cached: g.cached,
+        memory_bytes: g.bytes as u64,
+        seconds: budget.elapsed(),
+    }
+}
+
+/// Follows the incumbent from the root and builds the tree, with exact class totals recomputed
+/// from the rows of every node (so the tree does not depend on the search's bookkeeping).
+fn extract(g: &Graph<'_>, root: NodeId) -> Result<BranchesSolution> {
+    let mut correct = 0u64;
+    let mut splits = 0u64;
+    let spec = build(g, root, g.data.all_rows(), &mut correct, &mut splits);
+    let tree = TreeSpec {
+        root: spec,
+        n_features: g.data.n_features(),
+        n_classes: g.data.n_classes(),
+    }
+    .build()?;
+    Ok(BranchesSolution {
+        tree,
+        correct,
+        splits,
+        objective: g.scale.objective(correct, splits),
+    })
+}
+
+fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mut u64) -> NodeSpec {
+    let totals = g.class_totals(&rows);
+    let value: Vec<f64> = totals.iter().map(|&t| t as f64).collect();
+    let node = &g.nodes[id as usize];
+    if !node.expanded || node.best == NONE {
+        *correct += totals.iter().copied().max().unwrap_or(0);
+        return NodeSpec::Leaf { value };
+    }
+    *splits += 1;
+    let split = &node.splits[node.best as usize];
+    let f = split.feature as usize;
+    let children = split
+        .children
+        .iter()
+        .enumerate()
+        .map(|(v, &c)| build(g, c, rows.and(g.data.rows_with(f, v)), correct, splits))
+        .collect();
+    NodeSpec::Category {
+        feature: f,
+        value,
+        children,
+    }
+}

@@ -1,0 +1,103 @@
+use super::*;
+use crate::oracle;
+use crate::search::{CancelFlag, Status};
+use proptest::prelude::*;
+
+fn dataset(inst: &oracle::Instance, weights: Option<&[u64]>) -> Dataset {
+    let w = weights.map(|w| w.iter().map(|&x| x as f64).collect());
+    Dataset::new(&inst.codes, inst.n_features, &inst.labels, None, None, w).expect("valid")
+}
+
+fn config(p: u64, q: u64, max_depth: Option<u32>, min_samples_leaf: u64) -> BranchesConfig {
+    BranchesConfig {
+        penalty: (p, q),
+        max_depth,
+        min_samples_leaf,
+    }
+}
+
+/// Re-scores a returned tree by routing every row (oracle code, not the search's).
+fn rescored_correct(tree: &Tree, inst: &oracle::Instance, weights: &[u64]) -> u64 {
+    (0..inst.n_rows)
+        .filter(|&r| {
+            let x: Vec<f64> = (0..inst.n_features)
+                .map(|f| f64::from(inst.codes[r * inst.n_features + f]))
+                .collect();
+            let v = tree.value(tree.route(&x).1);
+            let argmax = (0..v.len()).fold(0, |b, k| if v[k] > v[b] { k } else { b });
+            argmax as u32 == inst.labels[r]
+        })
+        .map(|r| weights[r])
+        .sum()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #[test]
+    fn matches_the_exhaustive_oracle(
+        n in 1usize..14, d in 1usize..4, values in 2u32..4, classes in 1u32..4, seed in any::<u64>(),
+        lambda in prop::sample::select(vec![(0u64, 1u64), (1, 1000), (1, 100), (1, 20), (1, 10), (1, 6), (1, 4), (1, 2)]),
+        depth in prop::option::of(0u32..3), min_leaf in 1u64..3, weighted in any::<bool>(),
+    ) {
+        let inst = oracle::random_instance(n, d, values, classes, seed);
+        let weights: Vec<u64> = if weighted { (0..n).map(|r| (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
+        prop_assume!(weights.iter().sum::<u64>() > 0);
+        let data = dataset(&inst, weighted.then_some(&weights[..]));
+        let out = solve(&data, &config(lambda.0, lambda.1, depth, min_leaf), &Budget::unlimited(), None).expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, depth, min_leaf);
+        prop_assert_eq!(out.status, Status::Optimal);
+        prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
+        prop_assert_eq!(out.solution.tree.n_splits() as u64, best_splits);
+        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+        prop_assert!(out.lower_bound == out.upper_bound);
+        if let Some(d) = depth { prop_assert!(out.solution.tree.depth() <= d as usize); }
+    }
+}
+
+#[test]
+fn xor_tie_goes_to_the_leaf() {
+    // XOR on two features, 4 rows: the leaf (0.5) and the 3-split tree (1 − 3λ) tie at λ = 1/6.
+    let inst = oracle::Instance {
+        n_rows: 4,
+        n_features: 2,
+        codes: vec![0, 0, 0, 1, 1, 0, 1, 1],
+        labels: vec![0, 1, 1, 0],
+    };
+    let data = dataset(&inst, None);
+    let tie = solve(&data, &config(1, 6, None, 1), &Budget::unlimited(), None).expect("solves");
+    assert_eq!((tie.solution.correct, tie.solution.splits), (2, 0));
+    let below = solve(&data, &config(1, 7, None, 1), &Budget::unlimited(), None).expect("solves");
+    assert_eq!((below.solution.correct, below.solution.splits), (4, 3));
+}
+
+#[test]
+fn stopped_searches_return_a_valid_tree_and_honest_bounds() {
+    let inst = oracle::random_instance(60, 6, 3, 3, 11);
+    let data = dataset(&inst, None);
+    let flag = CancelFlag::new();
+    flag.cancel();
+    let budget = Budget::new(None, None, None, flag).expect("valid");
+    let out = solve(&data, &config(1, 1000, None, 1), &budget, None).expect("returns");
+    assert_eq!(out.status, Status::Interrupted);
+    assert!(out.lower_bound <= out.upper_bound);
+    let full = solve(&data, &config(1, 1000, None, 1), &Budget::unlimited(), None).expect("solves");
+    assert!(
+        out.lower_bound <= full.solution.objective && full.solution.objective <= out.upper_bound
+    );
+    let limited = Budget::new(None, Some(5), None, CancelFlag::new()).expect("valid");
+    let out = solve(&data, &config(1, 1000, None, 1), &limited, None).expect("returns");
+    assert_eq!(out.status, Status::NodeLimit);
+    assert!(
+        out.lower_bound <= full.solution.objective
+            && full.solution.objective <= out.upper_bound + 1e-12
+    );
+}
+
+#[test]
+fn memory_limit_stops_the_search() {
+    let inst = oracle::random_instance(200, 8, 3, 2, 5);
+    let data = dataset(&inst, None);
+    let budget = Budget::new(None, None, Some(20_000), CancelFlag::new()).expect("valid");
+    let out = solve(&data, &config(0, 1, None, 1), &budget, None).expect("returns");
+    assert_eq!(out.status, Status::MemoryLimit);
+}

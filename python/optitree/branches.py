@@ -1,0 +1,257 @@
+"""Branches: provably optimal sparse decision trees with multiway splits on categorical data.
+
+The solver of Chaouki, Read & Bifet ("Branches: Efficiently Seeking Optimal Sparse Decision Trees
+via AO*"), in the Rust core: a best-first branch and bound over the subproblems of the data,
+with exact integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from optitree import _core
+from optitree._params import check_choice, check_int, check_real, check_time_limit
+from optitree.base import BaseTreeClassifier, integer_columns
+from optitree.exceptions import InternalError, InvalidParameterError
+
+__all__ = ["BranchesClassifier"]
+
+
+def exact_penalty(penalty: Any) -> Fraction:
+    """The penalty as an exact fraction: ``0.01`` means exactly 1/100 (its decimal text).
+
+    Examples
+    --------
+    >>> exact_penalty(0.005)
+    Fraction(1, 200)
+    """
+    if isinstance(penalty, Fraction):
+        value = penalty
+    else:
+        check_real("penalty", penalty, low=0, high=1)
+        # The shortest decimal text of a float is what the user typed: 0.1 -> 1/10 exactly.
+        value = Fraction(repr(float(penalty)))
+    if not 0 <= value <= 1:
+        raise InvalidParameterError(f"penalty must be in [0, 1], got {penalty!r}")
+    limited = value.limit_denominator(10**12)
+    if limited != value:
+        raise InvalidParameterError(
+            f"penalty {penalty!r} needs more than 12 significant digits; round it"
+        )
+    return value
+
+
+def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
+    """Whole-number weights with the same ratios as ``sample_weight``; and whether exact.
+
+    Weights that become whole numbers after scaling by 10**k (k <= 6) are exact; others are
+    rounded to 9 significant digits relative to the largest weight.
+    """
+    if sample_weight is None:
+        return None, True
+    for k in range(7):
+        scaled = sample_weight * 10**k
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
+            if scaled.max() < 2**52:
+                return np.round(scaled), True
+    scaled = np.round(sample_weight / sample_weight.max() * 1e9)
+    return scaled, False
+
+
+class BranchesClassifier(BaseTreeClassifier):
+    """Provably optimal sparse decision tree: maximises ``accuracy − penalty × splits``.
+
+    Categorical columns split multiway (one child per category, a split costs ``penalty`` once
+    whatever its number of children); binary features are the special case. The search is the
+    Branches algorithm (best-first branch and bound with the purification bound), run on the
+    exact objective with the memo keyed by each subproblem's set of rows.
+
+    Parameters
+    ----------
+    penalty : float or Fraction, default=0.01
+        Price λ of one split, in training accuracy, in [0, 1]. Taken exactly as written
+        (``0.005`` is 1/200), so the objective is compared without rounding. Small penalties
+        make the search much harder; ``penalty=0`` needs ``max_depth``.
+    max_depth : int or None, default=None
+        Longest root-to-leaf path. With ``penalty=0`` this is the DL8.5/MurTree problem
+        (most accurate tree of bounded depth).
+    min_samples_leaf : int, default=1
+        Fewest training rows a non-empty leaf may hold. (A multiway split may create empty
+        leaves for categories absent from its rows; they predict like their parent.)
+    time_limit : float or None, default=None
+        Seconds after which the search returns its best tree with status ``"time_limit"``.
+    memory_limit : int or None, default=None
+        Bytes the search may hold; reaching it returns the best tree with status
+        ``"memory_limit"``.
+    n_jobs : int, default=1
+        Accepted for scikit-learn compatibility; the search runs on one thread today and its
+        result never depends on ``n_jobs``.
+    verbose : int, default=0
+        When positive, prints the search's progress (iterations, bounds, gap, memory, time) to
+        standard error about twice a second.
+    categorical : "auto", "all" or list, default="auto"
+        Which columns split multiway. ``"auto"``: category, string, bool and integer columns;
+        float columns are numeric. ``"all"``: every column. A list names (or indexes) the
+        columns to treat as categorical in addition to the non-numeric ones.
+    max_thresholds : int or None, default=None
+        For numeric columns: candidate thresholds per column (``None``: every midpoint between
+        consecutive distinct values). A numeric column enters the search as binary features
+        ``x <= t`` and comes back as threshold nodes on the column.
+
+    Attributes
+    ----------
+    tree_ : optitree.tree.Tree
+        The fitted tree.
+    classes_ : ndarray
+        Class labels, sorted.
+    n_features_in_ : int
+        Number of input columns.
+    feature_names_in_ : ndarray of str
+        Input column names (DataFrame input only).
+    objective_ : float
+        ``accuracy − penalty × splits`` of ``tree_``, re-scored by routing the training rows
+        (independently of the search) and checked against the search's exact value.
+    status_ : str
+        ``"optimal"``, or why the search stopped: ``"time_limit"``, ``"memory_limit"``,
+        ``"interrupted"`` (Ctrl-C).
+    lower_bound_, upper_bound_ : float
+        Bounds on the optimal objective; equal when ``status_ == "optimal"``.
+    statistics_ : dict
+        ``iterations`` (selection passes), ``expansions``, ``cached_subproblems``, ``nodes``,
+        ``memo_hits``, ``peak_memory_bytes``, ``seconds``.
+
+    Notes
+    -----
+    Ties between trees of equal objective go to the one with fewer splits, then to the lowest
+    feature index; results are deterministic. Sample weights are used exactly when they are
+    whole numbers after scaling by a power of ten (up to 10**6), and otherwise rounded to 9
+    significant digits relative to the largest weight (with a warning).
+
+    Examples
+    --------
+    >>> from optitree import BranchesClassifier
+    >>> from optitree.datasets import load_monks
+    >>> X, y = load_monks(1, return_X_y=True)
+    >>> clf = BranchesClassifier(penalty=0.01).fit(X, y)
+    >>> clf.status_, round(clf.objective_, 6), clf.get_n_splits()
+    ('optimal', 0.9, 10)
+    """
+
+    def __init__(
+        self,
+        penalty: float = 0.01,
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        time_limit: float | None = None,
+        memory_limit: int | None = None,
+        n_jobs: int = 1,
+        verbose: int = 0,
+        categorical: Any = "auto",
+        max_thresholds: int | None = None,
+    ) -> None:
+        self.penalty = penalty
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.time_limit = time_limit
+        self.memory_limit = memory_limit
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.categorical = categorical
+        self.max_thresholds = max_thresholds
+
+    def _categorical_columns(self, X: Any) -> Any:
+        if isinstance(self.categorical, str):
+            check_choice("categorical", self.categorical, ("auto", "all"))
+            if self.categorical == "all":
+                n = X.shape[1] if hasattr(X, "shape") else len(np.asarray(X, dtype=object)[0])
+                return list(X.columns) if hasattr(X, "columns") else list(range(n))
+            return integer_columns(X)
+        return self.categorical
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BranchesClassifier:
+        """Finds the tree maximising ``accuracy − penalty × splits`` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+            Integer category codes, categorical/string/bool columns, or numeric columns.
+        y : array-like of shape (n_rows,)
+            Class labels of any hashable type; any number of classes.
+        sample_weight : array-like of shape (n_rows,), optional
+            Non-negative row weights (accuracy becomes weighted accuracy).
+
+        Returns
+        -------
+        self
+        """
+        penalty = exact_penalty(self.penalty)
+        max_depth = check_int("max_depth", self.max_depth, low=0, allow_none=True)
+        min_leaf = check_int("min_samples_leaf", self.min_samples_leaf, low=1)
+        time_limit = check_time_limit(self.time_limit)
+        memory_limit = check_int("memory_limit", self.memory_limit, low=1, allow_none=True)
+        check_int("n_jobs", self.n_jobs, low=-1)
+        verbose = check_int("verbose", self.verbose, low=0)
+        self._max_thresholds = check_int(
+            "max_thresholds", self.max_thresholds, low=1, allow_none=True
+        )
+        if penalty == 0 and max_depth is None:
+            raise InvalidParameterError(
+                "penalty=0 without max_depth asks for the most accurate tree of any size, "
+                "which is just a lookup table; set max_depth (or a positive penalty)"
+            )
+        data = self._prepare_fit(X, y, sample_weight)
+        weights, exact = integer_weights(data.sample_weight)
+        if not exact:
+            warnings.warn(
+                "sample weights are not decimal numbers with at most 6 places; they were "
+                "rounded to 9 significant digits relative to the largest weight",
+                UserWarning,
+                stacklevel=2,
+            )
+        result = _core.fit_branches(
+            data.view.codes,
+            data.y,
+            penalty.numerator,
+            penalty.denominator,
+            n_classes=len(self.classes_),
+            n_values=data.view.n_values,
+            sample_weight=weights,
+            max_depth=max_depth,
+            min_samples_leaf=min_leaf,
+            time_limit=time_limit,
+            memory_limit=memory_limit,
+            progress=_print_progress if verbose > 0 else None,
+        )
+        self._finish_fit(result, data)
+        accuracy = self.training_accuracy(X, y, weights)
+        self.objective_ = accuracy - float(penalty) * self.tree_.get_n_splits()
+        if not math.isclose(self.objective_, result["objective"], rel_tol=0, abs_tol=1e-9):
+            raise InternalError(
+                f"the returned tree re-scores to {self.objective_!r} but the search reported "
+                f"{result['objective']!r}; please report this bug"
+            )
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # With the default penalty a tree stops splitting once a split gains under 1%.
+        tags.classifier_tags.poor_score = True
+        return tags
+
+
+def _print_progress(p: dict[str, Any]) -> None:
+    gap = p["upper_bound"] - p["lower_bound"]
+    print(
+        f"[branches] {p['seconds']:8.1f}s  iterations {p['iterations']:>10,}  "
+        f"expansions {p['expansions']:>10,}  bounds [{p['lower_bound']:.6f}, "
+        f"{p['upper_bound']:.6f}] gap {gap:.6f}  cached {p['cached']:>9,}  "
+        f"memory {p['memory_bytes'] / 2**20:8.1f} MiB",
+        file=sys.stderr,
+        flush=True,
+    )
