@@ -154,6 +154,14 @@ impl Bitset {
         }
     }
 
+    /// `out ← self ∩ other`, reusing `out`'s storage (it must range over the same rows).
+    pub fn and_into(&self, other: &Bitset, out: &mut Bitset) {
+        debug_assert!(self.len == other.len && self.len == out.len);
+        for ((o, a), b) in out.words.iter_mut().zip(&self.words).zip(&other.words) {
+            *o = a & b;
+        }
+    }
+
     /// `self ← self ∩ other`.
     pub fn and_assign(&mut self, other: &Bitset) {
         debug_assert_eq!(self.len, other.len);
@@ -288,6 +296,7 @@ mod tests {
             let and_expected: Vec<usize> = (0..a.len()).filter(|&i| and[i]).collect();
             prop_assert_eq!(and_members, and_expected);
             let mut o = x.clone(); o.or_assign(&y); prop_assert_eq!(naive(&o), or);
+            let mut into = Bitset::full(x.len()); x.and_into(&y, &mut into); prop_assert_eq!(naive(&into), and.clone());
             let mut d = x.clone(); d.and_not_assign(&y); prop_assert_eq!(naive(&d), diff);
             prop_assert_eq!(naive(&x.complement()), not);
             prop_assert_eq!(x.count(), a.iter().filter(|v| **v).count() as u64);

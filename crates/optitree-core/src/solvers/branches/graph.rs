@@ -6,37 +6,56 @@
 //! splitting on it again is useless (see the spec, §8), and the useful splits are the same for
 //! every path that reaches the same rows. With a depth limit the key adds the remaining depth.
 //!
+//! Row sets are stored only for expanded nodes. Every other node remembers its origin (the
+//! expanded parent that created it, the feature and the value), so its rows are one AND away:
+//! when it is expanded, and when a memo lookup must check a hash match exactly. Children that are
+//! closed at sight (empty, out of depth, or whose leaf the purification bound proves optimal) are
+//! not nodes at all: their split record keeps just their weight and majority weight.
+//!
 //! Invariants:
-//! - `ub >= optimum >= lb` for every node; `ub` never increases and `lb` never decreases;
+//! - `ub >= optimum >= lb` for every node and child summary; `ub` never increases and `lb` never
+//!   decreases;
 //! - a node is `complete` exactly when `ub == lb`, and then `best` describes an optimal subtree;
-//! - only nodes that may still be split ("open") keep their row set and enter the memo; nodes
-//!   closed at creation (empty, depth exhausted, or leaf proven optimal by the purification bound)
-//!   are stored without rows, since they are never expanded.
+//! - a split is dropped only when its upper bound cannot beat the node's incumbent, so the
+//!   node's upper bound (the best kept split or the leaf) stays admissible.
 
 use crate::data::{Bitset, Dataset};
-use crate::search::cache::FastHasher;
-use crate::search::cache::FastMap;
+use crate::search::cache::{FastHasher, FastMap};
 use std::hash::Hasher;
 
 use super::score::{Scale, Score};
 
 /// Index of a node in the arena.
 pub type NodeId = u32;
-/// Marks "no split" in `best`/`top` and "no next node" in hash chains.
+/// Marks "no split" in `best`/`top`, "not built yet" in child slots and the end of hash chains.
 pub const NONE: u32 = u32::MAX;
+
+/// One child of a split.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// The child's node, or `NONE` for a child closed at sight (its leaf is optimal).
+    pub node: NodeId,
+    /// Total weight of the child's rows.
+    pub weight: u64,
+    /// Weight of the child's majority class.
+    pub majority: u64,
+}
 
 /// A split of a node: the feature and one child per category.
 #[derive(Debug)]
 pub struct SplitRec {
     pub feature: u32,
-    pub children: Box<[NodeId]>,
+    pub children: Box<[Slot]>,
 }
 
-/// An OR node: a subproblem.
+/// An OR node: a subproblem that may still be split.
 #[derive(Debug)]
 pub struct Node {
-    /// Row set; `Some` only for open nodes.
+    /// Row set, kept once the node is expanded (the root always has it).
     pub support: Option<Bitset>,
+    /// The expanded node that created this one, with the feature and value leading here
+    /// (`NONE` for the root): the rows are `rows(parent) ∩ (feature = value)`.
+    pub origin: (NodeId, u32, u32),
     /// Remaining depth (`u32::MAX` when unlimited).
     pub depth_left: u32,
     /// Score of making this node a leaf.
@@ -73,10 +92,10 @@ pub struct Graph<'d> {
     memo: FastMap<u64, NodeId>,
     /// Bytes held by nodes, row sets and split records.
     pub bytes: usize,
-    /// Open (memoised) nodes.
-    pub cached: u64,
     /// Memo hits: subproblems reached again through another path.
     pub memo_hits: u64,
+    /// Splits dropped because they could not beat their node's incumbent.
+    pub dominated_splits: u64,
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
@@ -86,6 +105,10 @@ fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
     }
     h.write_u32(depth_left);
     h.finish()
+}
+
+fn record_bytes(s: &SplitRec) -> usize {
+    std::mem::size_of::<SplitRec>() + std::mem::size_of::<Slot>() * s.children.len()
 }
 
 impl<'d> Graph<'d> {
@@ -99,8 +122,8 @@ impl<'d> Graph<'d> {
             nodes: Vec::new(),
             memo: FastMap::default(),
             bytes: 0,
-            cached: 0,
             memo_hits: 0,
+            dominated_splits: 0,
         }
     }
 
@@ -142,86 +165,186 @@ impl<'d> Graph<'d> {
         }
     }
 
-    /// Adds the root (all rows).
-    pub fn add_root(&mut self) -> NodeId {
+    fn child_depth(depth_left: u32) -> u32 {
+        if depth_left == u32::MAX {
+            u32::MAX
+        } else {
+            depth_left - 1
+        }
+    }
+
+    /// Whether a subproblem with this summary is closed at sight: empty, out of depth, or a leaf
+    /// proven optimal by the purification bound (ties go to the leaf).
+    fn closed(&self, weight: u64, majority: u64, depth_left: u32) -> bool {
+        weight == 0 || depth_left == 0 || self.scale.pure_split(weight) <= self.scale.leaf(majority)
+    }
+
+    /// Upper and lower bounds of a child slot under a node with `depth_left`.
+    pub fn slot_bounds(&self, slot: &Slot, parent_depth_left: u32) -> (Score, Score) {
+        if slot.node != NONE {
+            let n = &self.nodes[slot.node as usize];
+            return (n.ub, n.lb);
+        }
+        let leaf = self.scale.leaf(slot.majority);
+        if self.closed(
+            slot.weight,
+            slot.majority,
+            Self::child_depth(parent_depth_left),
+        ) {
+            (leaf, leaf)
+        } else {
+            (self.scale.pure_split(slot.weight), leaf)
+        }
+    }
+
+    /// Whether a child slot is known to be solved exactly.
+    pub fn slot_complete(&self, slot: &Slot, parent_depth_left: u32) -> bool {
+        if slot.node != NONE {
+            return self.nodes[slot.node as usize].complete;
+        }
+        self.closed(
+            slot.weight,
+            slot.majority,
+            Self::child_depth(parent_depth_left),
+        )
+    }
+
+    /// Adds the root (all rows); None when the root is closed at sight (the leaf is optimal).
+    pub fn add_root(&mut self) -> Option<NodeId> {
         let rows = self.data.all_rows();
         let totals = self.class_totals(&rows);
         let depth = self.limits.max_depth.unwrap_or(u32::MAX);
-        self.add(totals, depth, || rows)
+        let (weight, majority) = (
+            totals.iter().sum(),
+            totals.iter().copied().max().unwrap_or(0),
+        );
+        if self.closed(weight, majority, depth) {
+            return None;
+        }
+        let mut check = Bitset::empty(rows.len());
+        let slot = Slot {
+            node: NONE,
+            weight,
+            majority,
+        };
+        let id = self.node_for(&rows, slot, depth, (NONE, 0, 0), &mut check);
+        self.bytes += rows.heap_bytes();
+        self.nodes[id as usize].support = Some(rows);
+        Some(id)
     }
 
-    /// Returns the node for a subproblem with the given class totals and remaining depth,
-    /// creating it if needed. `rows` is only called when the node is open (may still split).
-    fn add(&mut self, totals: Vec<u64>, depth_left: u32, rows: impl FnOnce() -> Bitset) -> NodeId {
-        let weight: u64 = totals.iter().sum();
-        let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
-        let pure = self.scale.pure_split(weight);
-        if weight == 0 || depth_left == 0 || pure <= leaf {
-            // Closed at creation: the leaf is optimal (purification bound, ties to the leaf).
-            return self.push(Node::closed(leaf, depth_left));
+    /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
+    fn rows_into(&self, id: NodeId, out: &mut Bitset) {
+        let node = &self.nodes[id as usize];
+        let (parent, f, v) = node.origin;
+        match (
+            &node.support,
+            self.nodes
+                .get(parent as usize)
+                .and_then(|p| p.support.as_ref()),
+        ) {
+            (Some(rows), _) => out.clone_from(rows),
+            (None, Some(parent_rows)) => {
+                parent_rows.and_into(self.data.rows_with(f as usize, v as usize), out)
+            }
+            // Unreachable by construction: a node's origin is expanded and keeps its rows.
+            (None, None) => *out = Bitset::empty(out.len()),
         }
-        let support = rows();
-        let hash = key_hash(&support, depth_left);
+    }
+
+    /// The existing node of the subproblem (`rows`, `depth_left`), if any; hash matches are
+    /// checked against the candidate's actual rows.
+    fn lookup(
+        &self,
+        rows: &Bitset,
+        depth_left: u32,
+        hash: u64,
+        check: &mut Bitset,
+    ) -> Option<NodeId> {
         let mut id = self.memo.get(&hash).copied().unwrap_or(NONE);
         while id != NONE {
             let n = &self.nodes[id as usize];
-            if n.depth_left == depth_left && n.support.as_ref() == Some(&support) {
-                self.memo_hits += 1;
-                return id;
+            if n.depth_left == depth_left {
+                self.rows_into(id, check);
+                if check == rows {
+                    return Some(id);
+                }
             }
             id = n.next_same_hash;
         }
-        self.bytes += support.heap_bytes();
-        self.cached += 1;
-        let previous = self
-            .memo
-            .insert(hash, self.nodes.len() as NodeId)
-            .unwrap_or(NONE);
-        let mut node = Node::closed(leaf, depth_left);
-        node.ub = pure;
-        node.complete = false;
-        node.support = Some(support);
-        node.next_same_hash = previous;
-        self.push(node)
+        None
     }
 
-    fn push(&mut self, node: Node) -> NodeId {
-        self.bytes += std::mem::size_of::<Node>() + 12; // + its memo slot, roughly
-        self.nodes.push(node);
-        (self.nodes.len() - 1) as NodeId
+    /// The node of the subproblem with these rows, created (without storing the rows) if new.
+    fn node_for(
+        &mut self,
+        rows: &Bitset,
+        slot: Slot,
+        depth_left: u32,
+        origin: (NodeId, u32, u32),
+        check: &mut Bitset,
+    ) -> NodeId {
+        let hash = key_hash(rows, depth_left);
+        if let Some(id) = self.lookup(rows, depth_left, hash, check) {
+            self.memo_hits += 1;
+            return id;
+        }
+        let id = self.nodes.len() as NodeId;
+        let previous = self.memo.insert(hash, id).unwrap_or(NONE);
+        let leaf = self.scale.leaf(slot.majority);
+        self.bytes += std::mem::size_of::<Node>() + 16;
+        self.nodes.push(Node {
+            support: None,
+            origin,
+            depth_left,
+            leaf,
+            ub: self.scale.pure_split(slot.weight),
+            lb: leaf,
+            best: NONE,
+            top: NONE,
+            expanded: false,
+            complete: false,
+            splits: Vec::new(),
+            next_same_hash: previous,
+        });
+        id
     }
 
-    /// Creates every useful split of an open node: one per feature that sends the rows to at
-    /// least two children, each non-empty child holding at least `min_samples_leaf` rows.
+    /// Creates the split records of an open node: one per feature that sends its rows to at
+    /// least two children (each non-empty child holding at least `min_samples_leaf` rows), except
+    /// those that already cannot beat the best one-level tree.
     pub fn expand(&mut self, id: NodeId) {
-        let node = &mut self.nodes[id as usize];
-        let Some(rows) = node.support.take() else {
-            node.expanded = true;
-            return;
-        };
-        let child_depth = if node.depth_left == u32::MAX {
-            u32::MAX
-        } else {
-            node.depth_left - 1
-        };
+        if self.nodes[id as usize].support.is_none() {
+            let mut own = Bitset::empty(self.data.n_rows());
+            self.rows_into(id, &mut own);
+            self.bytes += own.heap_bytes();
+            self.nodes[id as usize].support = Some(own);
+        }
+        // A copy, because children created below may be checked against this node's rows.
+        let rows = self.nodes[id as usize]
+            .support
+            .clone()
+            .unwrap_or_else(|| self.data.all_rows());
+        let depth = self.nodes[id as usize].depth_left;
         let n_classes = self.data.n_classes();
         let parent_totals = self.class_totals(&rows);
         let parent_count = rows.count();
-        let mut splits = Vec::new();
-        let mut totals: Vec<Vec<u64>> = Vec::new();
-        let mut counts: Vec<u64> = Vec::new();
+        let cost = self.scale.split_cost;
+        let mut candidates: Vec<(SplitRec, Score, Score)> = Vec::new();
+        let mut t = vec![0u64; n_classes];
+        let mut rest = vec![0u64; n_classes];
         for f in 0..self.data.n_features() {
             let n_values = self.data.n_values(f);
             if n_values < 2 {
                 continue;
             }
-            totals.clear();
-            counts.clear();
-            let mut rest = parent_totals.clone();
+            rest.copy_from_slice(&parent_totals);
             let mut rest_count = parent_count;
+            let mut slots = Vec::with_capacity(n_values);
+            let mut too_small = false;
+            let mut non_empty = 0;
             for v in 0..n_values {
-                let mut t = vec![0u64; n_classes];
-                let c = if v + 1 == n_values {
+                let count = if v + 1 == n_values {
                     // The last child by subtraction: the parent minus its siblings.
                     t.copy_from_slice(&rest);
                     rest_count
@@ -231,77 +354,137 @@ impl<'d> Graph<'d> {
                     rest_count -= c;
                     c
                 };
-                totals.push(t);
-                counts.push(c);
+                non_empty += usize::from(count > 0);
+                too_small |= count > 0 && count < self.limits.min_samples_leaf;
+                let majority = t.iter().copied().max().unwrap_or(0);
+                slots.push(Slot {
+                    node: NONE,
+                    weight: t.iter().sum(),
+                    majority,
+                });
             }
-            let non_empty = counts.iter().filter(|&&c| c > 0).count();
-            if non_empty < 2 {
-                continue; // all rows in one child: dominated by not splitting
+            if non_empty < 2 || too_small {
+                continue; // all rows in one child (dominated by not splitting), or a leaf too small
             }
-            let m = self.limits.min_samples_leaf;
-            if counts.iter().any(|&c| c > 0 && c < m) {
-                continue;
+            let (mut ub, mut lb) = (-cost, -cost);
+            for slot in &slots {
+                let (u, l) = self.slot_bounds(slot, depth);
+                ub += u;
+                lb += l;
             }
-            let mut children = Vec::with_capacity(n_values);
-            for (v, t) in totals.drain(..).enumerate() {
-                let data = self.data;
-                let child = self.add(t, child_depth, || rows.and(data.rows_with(f, v)));
-                children.push(child);
-            }
-            self.bytes += std::mem::size_of::<SplitRec>() + 4 * children.len();
-            splits.push(SplitRec {
+            let rec = SplitRec {
                 feature: f as u32,
-                children: children.into_boxed_slice(),
-            });
+                children: slots.into_boxed_slice(),
+            };
+            candidates.push((rec, ub, lb));
         }
+        // Keep only splits that may still beat the best one-level tree (and that tree's split).
+        let (mut incumbent, mut incumbent_split) = (self.nodes[id as usize].leaf, NONE as usize);
+        for (i, (_, _, lb)) in candidates.iter().enumerate() {
+            if *lb > incumbent {
+                (incumbent, incumbent_split) = (*lb, i);
+            }
+        }
+        let before = candidates.len();
+        let mut splits: Vec<SplitRec> = candidates
+            .into_iter()
+            .enumerate()
+            .filter(|(i, (_, ub, _))| *ub > incumbent || *i == incumbent_split)
+            .map(|(_, (rec, _, _))| rec)
+            .collect();
+        self.dominated_splits += (before - splits.len()) as u64;
+        // Children that may still split become nodes (shared with every other parent that
+        // reaches the same rows); the others stay summaries.
+        let child_depth = Self::child_depth(depth);
+        let mut child_rows = Bitset::empty(rows.len());
+        let mut check = Bitset::empty(rows.len());
+        for rec in &mut splits {
+            let f = rec.feature as usize;
+            for (v, slot) in rec.children.iter_mut().enumerate() {
+                if !self.closed(slot.weight, slot.majority, child_depth) {
+                    rows.and_into(self.data.rows_with(f, v), &mut child_rows);
+                    let origin = (id, f as u32, v as u32);
+                    slot.node = self.node_for(&child_rows, *slot, child_depth, origin, &mut check);
+                }
+            }
+        }
+        self.bytes += splits.iter().map(record_bytes).sum::<usize>();
         let node = &mut self.nodes[id as usize];
         node.splits = splits;
         node.expanded = true;
-        node.support = Some(rows);
     }
 
-    /// Recomputes a node's bounds, incumbent and top split from its children's current values.
+    /// Recomputes a node's bounds, incumbent and top split from its children's current values,
+    /// and drops the splits that can no longer beat the incumbent.
     pub fn refresh(&mut self, id: NodeId) {
         let node = &self.nodes[id as usize];
         if !node.expanded || node.complete {
             return;
         }
         let cost = self.scale.split_cost;
+        let depth = node.depth_left;
+        let mut sums: Vec<(Score, Score)> = Vec::with_capacity(node.splits.len());
         let (mut lb, mut best) = (node.leaf, NONE);
-        let (mut top_ub, mut top) = (Score::MIN, NONE);
         for (i, s) in node.splits.iter().enumerate() {
-            let (mut su, mut sl) = (0, 0);
-            for &c in s.children.iter() {
-                let child = &self.nodes[c as usize];
-                su += child.ub;
-                sl += child.lb;
+            let (mut su, mut sl) = (-cost, -cost);
+            for slot in s.children.iter() {
+                let (u, l) = self.slot_bounds(slot, depth);
+                su += u;
+                sl += l;
             }
-            if su > top_ub {
-                (top_ub, top) = (su, i as u32);
+            if sl > lb {
+                (lb, best) = (sl, i as u32);
             }
-            if sl - cost > lb {
-                (lb, best) = (sl - cost, i as u32);
+            sums.push((su, sl));
+        }
+        // Drop dominated splits (never the incumbent's), then find the top one.
+        let keep: Vec<bool> = sums
+            .iter()
+            .enumerate()
+            .map(|(i, (su, _))| *su > lb || i as u32 == best)
+            .collect();
+        let node = &mut self.nodes[id as usize];
+        if keep.iter().any(|k| !k) {
+            let mut freed = 0;
+            let mut new_best = NONE;
+            let mut kept = Vec::with_capacity(node.splits.len());
+            let mut kept_sums = Vec::with_capacity(node.splits.len());
+            for (i, rec) in std::mem::take(&mut node.splits).into_iter().enumerate() {
+                if keep[i] {
+                    if i as u32 == best {
+                        new_best = kept.len() as u32;
+                    }
+                    kept.push(rec);
+                    kept_sums.push(sums[i]);
+                } else {
+                    freed += record_bytes(&rec);
+                    self.dominated_splits += 1;
+                }
+            }
+            node.splits = kept;
+            sums = kept_sums;
+            best = new_best;
+            self.bytes -= freed;
+        }
+        let (mut top_ub, mut top) = (Score::MIN, NONE);
+        for (i, (su, _)) in sums.iter().enumerate() {
+            if *su > top_ub {
+                (top_ub, top) = (*su, i as u32);
             }
         }
-        let ub = if top == NONE {
-            node.leaf
-        } else {
-            node.leaf.max(top_ub - cost)
-        };
-        let node = &mut self.nodes[id as usize];
+        let top_ub = top_ub.max(node.leaf);
         debug_assert!(
-            ub <= node.ub && lb >= node.lb,
+            top_ub <= node.ub && lb >= node.lb,
             "bounds must tighten monotonically"
         );
-        node.ub = ub;
+        node.ub = top_ub.max(lb);
         node.lb = lb;
         node.best = best;
         node.top = top;
-        node.complete = ub <= lb;
-        if node.complete {
-            // A complete node is never expanded again: only the incumbent's split is kept.
-            let size = |s: &SplitRec| std::mem::size_of::<SplitRec>() + 4 * s.children.len();
-            let before: usize = node.splits.iter().map(size).sum();
+        node.complete = node.ub <= lb;
+        if node.complete && node.splits.len() > 1 {
+            // Only the incumbent's split is needed from now on.
+            let before: usize = node.splits.iter().map(record_bytes).sum();
             node.splits = if best == NONE {
                 Vec::new()
             } else {
@@ -309,26 +492,7 @@ impl<'d> Graph<'d> {
             };
             node.best = if best == NONE { NONE } else { 0 };
             node.top = NONE;
-            let after: usize = node.splits.iter().map(size).sum();
-            self.bytes -= before - after;
-        }
-    }
-}
-
-impl Node {
-    fn closed(leaf: Score, depth_left: u32) -> Node {
-        Node {
-            support: None,
-            depth_left,
-            leaf,
-            ub: leaf,
-            lb: leaf,
-            best: NONE,
-            top: NONE,
-            expanded: false,
-            complete: true,
-            splits: Vec::new(),
-            next_same_hash: NONE,
+            self.bytes -= before - node.splits.iter().map(record_bytes).sum::<usize>();
         }
     }
 }

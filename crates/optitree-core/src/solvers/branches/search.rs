@@ -14,33 +14,35 @@ use super::BranchesSolution;
 const POST_EVERY: u64 = 1024;
 
 /// The child of `id`'s top split to descend into: the incomplete one with the widest gap between
-/// its bounds (first on ties). Children that turn out complete on refresh are skipped, and the
-/// node is refreshed again; returns None when the node itself becomes complete.
+/// its bounds (first on ties). Children found complete (solved
+/// through another parent) make the node refresh and choose again; returns None when the node
+/// itself becomes complete.
 fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<NodeId> {
     loop {
         let node = &g.nodes[id as usize];
         if node.complete || node.top == NONE {
             return None;
         }
-        let mut chosen = NONE;
+        let (depth, top) = (node.depth_left, node.top as usize);
+        let mut chosen = NONE as usize;
         let mut widest = -1;
-        for &c in g.nodes[id as usize].splits[node.top as usize]
-            .children
-            .iter()
-        {
-            let child = &g.nodes[c as usize];
-            if !child.complete && child.ub - child.lb > widest {
-                (chosen, widest) = (c, child.ub - child.lb);
+        for (v, slot) in node.splits[top].children.iter().enumerate() {
+            if g.slot_complete(slot, depth) {
+                continue;
+            }
+            let (u, l) = g.slot_bounds(slot, depth);
+            if u - l > widest {
+                (chosen, widest) = (v, u - l);
             }
         }
-        if chosen == NONE {
-            // Every child completed through other parents since the last refresh.
+        if chosen == NONE as usize {
             g.refresh(id);
             continue;
         }
-        g.refresh(chosen);
-        if !g.nodes[chosen as usize].complete {
-            return Some(chosen);
+        let child = g.nodes[id as usize].splits[top].children[chosen].node;
+        g.refresh(child);
+        if !g.nodes[child as usize].complete {
+            return Some(child);
         }
         g.refresh(id);
     }
@@ -58,7 +60,7 @@ pub fn run(
     let mut peak_bytes = g.bytes;
     let mut path: Vec<NodeId> = Vec::new();
     let mut status = Status::Optimal;
-    while !g.nodes[root as usize].complete {
+    while let Some(root) = root.filter(|&r| !g.nodes[r as usize].complete) {
         if let Some(s) = budget.check(expansions, g.bytes) {
             status = s;
             break;
@@ -88,22 +90,20 @@ pub fn run(
         }
     }
     let solution = extract(g, root)?;
-    let root_node = &g.nodes[root as usize];
-    let upper = if status.is_optimal() {
-        solution.objective
-    } else {
-        g.scale.objective_bound(root_node.ub)
+    let upper = match root {
+        Some(r) if !status.is_optimal() => g.scale.objective_bound(g.nodes[r as usize].ub),
+        _ => solution.objective,
     };
     let mut stats = Stats::new();
     stats.set_count("iterations", passes);
     stats.set_count("expansions", expansions);
-    stats.set_count("cached_subproblems", g.cached);
-    stats.set_count("nodes", g.nodes.len() as u64);
+    stats.set_count("cached_subproblems", g.nodes.len() as u64);
     stats.set_count("memo_hits", g.memo_hits);
+    stats.set_count("dominated_splits", g.dominated_splits);
     stats.set_count("peak_memory_bytes", peak_bytes as u64);
     stats.set_real("seconds", budget.elapsed());
-    if let Some(board) = board {
-        board.post(snapshot(g, root, passes, expansions, budget));
+    if let (Some(board), Some(r)) = (board, root) {
+        board.post(snapshot(g, r, passes, expansions, budget));
     }
     Ok(Outcome {
         lower_bound: solution.objective,
@@ -127,7 +127,7 @@ fn snapshot(
         expansions,
         lower_bound: g.scale.objective_bound(r.lb),
         upper_bound: g.scale.objective_bound(r.ub),
-        cached: g.cached,
+        cached: g.nodes.len() as u64,
         memory_bytes: g.bytes as u64,
         seconds: budget.elapsed(),
     }
@@ -135,10 +135,16 @@ fn snapshot(
 
 /// Follows the incumbent from the root and builds the tree, with exact class totals recomputed
 /// from the rows of every node (so the tree does not depend on the search's bookkeeping).
-fn extract(g: &Graph<'_>, root: NodeId) -> Result<BranchesSolution> {
+fn extract(g: &Graph<'_>, root: Option<NodeId>) -> Result<BranchesSolution> {
     let mut correct = 0u64;
     let mut splits = 0u64;
-    let spec = build(g, root, g.data.all_rows(), &mut correct, &mut splits);
+    let spec = build(
+        g,
+        root.unwrap_or(NONE),
+        g.data.all_rows(),
+        &mut correct,
+        &mut splits,
+    );
     let tree = TreeSpec {
         root: spec,
         n_features: g.data.n_features(),
@@ -156,10 +162,18 @@ fn extract(g: &Graph<'_>, root: NodeId) -> Result<BranchesSolution> {
 fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mut u64) -> NodeSpec {
     let totals = g.class_totals(&rows);
     let value: Vec<f64> = totals.iter().map(|&t| t as f64).collect();
+    let leaf = |correct: &mut u64| {
+        *correct += totals.iter().copied().max().unwrap_or(0);
+        NodeSpec::Leaf {
+            value: value.clone(),
+        }
+    };
+    if id == NONE {
+        return leaf(correct);
+    }
     let node = &g.nodes[id as usize];
     if !node.expanded || node.best == NONE {
-        *correct += totals.iter().copied().max().unwrap_or(0);
-        return NodeSpec::Leaf { value };
+        return leaf(correct);
     }
     *splits += 1;
     let split = &node.splits[node.best as usize];
@@ -168,7 +182,15 @@ fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mu
         .children
         .iter()
         .enumerate()
-        .map(|(v, &c)| build(g, c, rows.and(g.data.rows_with(f, v)), correct, splits))
+        .map(|(v, slot)| {
+            build(
+                g,
+                slot.node,
+                rows.and(g.data.rows_with(f, v)),
+                correct,
+                splits,
+            )
+        })
         .collect();
     NodeSpec::Category {
         feature: f,
