@@ -1,7 +1,9 @@
 //! The data layer: fixed-length row bitsets and the compact categorical dataset built from them.
 
 pub mod bitset;
+pub mod counter;
 pub mod dataset;
 
 pub use bitset::Bitset;
+pub use counter::SubsetCounter;
 pub use dataset::Dataset;

@@ -19,7 +19,7 @@
 //! - a split is dropped only when its upper bound cannot beat the node's incumbent, so the
 //!   node's upper bound (the best kept split or the leaf) stays admissible.
 
-use crate::data::{Bitset, Dataset};
+use crate::data::{Bitset, Dataset, SubsetCounter};
 use crate::search::cache::{FastHasher, FastMap};
 use std::hash::Hasher;
 
@@ -70,6 +70,8 @@ pub struct Node {
     pub top: u32,
     pub expanded: bool,
     pub complete: bool,
+    /// Whether `ub` already includes the one-split look-ahead of [`Graph::tighten`].
+    pub tightened: bool,
     pub splits: Vec<SplitRec>,
     /// Next node whose row set has the same hash (memo chain).
     next_same_hash: NodeId,
@@ -142,21 +144,23 @@ impl<'d> Graph<'d> {
         }
     }
 
-    /// Class totals and row count of `rows ∩ (feature f = v)` without building that set.
-    fn child_totals(&self, rows: &Bitset, f: usize, v: usize, out: &mut [u64]) -> u64 {
-        let values = self.data.rows_with(f, v);
+    /// Class totals and row count of `rows ∩ (feature f = v)` without building that set;
+    /// `counter` must have been built for `rows` (it serves unweighted data).
+    fn child_totals(
+        &self,
+        rows: &Bitset,
+        counter: &SubsetCounter,
+        f: usize,
+        v: usize,
+        out: &mut [u64],
+    ) -> u64 {
         match &self.weights {
-            None => {
-                for (k, slot) in out.iter_mut().enumerate() {
-                    *slot = rows.intersection_count3(values, self.data.rows_of_class(k));
-                }
-                out.iter().sum()
-            }
+            None => counter.counts(self.data, f, v, out),
             Some(w) => {
                 out.iter_mut().for_each(|x| *x = 0);
                 let labels = self.data.labels();
                 let mut n = 0;
-                for r in rows.iter_and(values) {
+                for r in rows.iter_and(self.data.rows_with(f, v)) {
                     out[labels[r] as usize] += w[r];
                     n += 1;
                 }
@@ -233,6 +237,80 @@ impl<'d> Graph<'d> {
         Some(id)
     }
 
+    /// Sharpens a node's upper bound with the one-split look-ahead (once per node; expanded
+    /// nodes have exact split sums already). Returns whether anything was computed.
+    pub fn tighten(&mut self, id: NodeId) -> bool {
+        let node = &self.nodes[id as usize];
+        if node.tightened || node.expanded || node.complete {
+            return false;
+        }
+        let mut rows = Bitset::empty(self.data.n_rows());
+        self.rows_into(id, &mut rows);
+        let totals = self.class_totals(&rows);
+        let slot = Slot {
+            node: NONE,
+            weight: totals.iter().sum(),
+            majority: totals.iter().copied().max().unwrap_or(0),
+        };
+        let bound = self.creation_bound(&rows, slot, node.depth_left);
+        let node = &mut self.nodes[id as usize];
+        node.ub = node.ub.min(bound);
+        node.tightened = true;
+        node.complete = node.ub <= node.lb;
+        true
+    }
+
+    /// Upper bound for a new subproblem, one level sharper than purification: a tree on these
+    /// rows is a leaf, or has exactly one split (worth at most the best one-split accuracy), or
+    /// has at least two splits (worth at most all rows correct, minus two split costs). With one
+    /// level of depth left the bound is exact.
+    fn creation_bound(&self, rows: &Bitset, slot: Slot, depth_left: u32) -> Score {
+        let leaf = self.scale.leaf(slot.majority);
+        let mut best_one = Score::MIN;
+        let mut totals = vec![0u64; self.data.n_classes()];
+        let count = rows.count();
+        let counter = SubsetCounter::new(self.data, rows);
+        let parent_totals = self.class_totals(rows);
+        let mut rest = parent_totals.clone();
+        for f in 0..self.data.n_features() {
+            let n_values = self.data.n_values(f);
+            if n_values < 2 {
+                continue;
+            }
+            let (mut correct, mut non_empty, mut too_small) = (0u64, 0, false);
+            rest.copy_from_slice(&parent_totals);
+            let mut rest_count = count;
+            for v in 0..n_values {
+                let c = if v + 1 == n_values {
+                    // The last child by subtraction: the rows and classes left over.
+                    totals.copy_from_slice(&rest);
+                    rest_count
+                } else {
+                    let c = self.child_totals(rows, &counter, f, v, &mut totals);
+                    rest.iter_mut().zip(&totals).for_each(|(r, x)| *r -= x);
+                    rest_count -= c;
+                    c
+                };
+                correct += totals.iter().copied().max().unwrap_or(0);
+                non_empty += usize::from(c > 0);
+                too_small |= c > 0 && c < self.limits.min_samples_leaf;
+            }
+            if non_empty < 2 || too_small {
+                continue;
+            }
+            best_one = best_one.max(self.scale.leaf(correct) - self.scale.split_cost);
+            if correct == slot.weight {
+                break; // a split that purifies every child: nothing can do better
+            }
+        }
+        let two_or_more = if depth_left >= 2 {
+            self.scale.pure_split(slot.weight) - self.scale.split_cost
+        } else {
+            Score::MIN
+        };
+        leaf.max(best_one).max(two_or_more)
+    }
+
     /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
     fn rows_into(&self, id: NodeId, out: &mut Bitset) {
         let node = &self.nodes[id as usize];
@@ -292,18 +370,20 @@ impl<'d> Graph<'d> {
         let id = self.nodes.len() as NodeId;
         let previous = self.memo.insert(hash, id).unwrap_or(NONE);
         let leaf = self.scale.leaf(slot.majority);
+        let ub = self.scale.pure_split(slot.weight);
         self.bytes += std::mem::size_of::<Node>() + 16;
         self.nodes.push(Node {
             support: None,
             origin,
             depth_left,
             leaf,
-            ub: self.scale.pure_split(slot.weight),
+            ub,
             lb: leaf,
             best: NONE,
             top: NONE,
             expanded: false,
             complete: false,
+            tightened: false,
             splits: Vec::new(),
             next_same_hash: previous,
         });
@@ -331,6 +411,7 @@ impl<'d> Graph<'d> {
         let parent_count = rows.count();
         let cost = self.scale.split_cost;
         let mut candidates: Vec<(SplitRec, Score, Score)> = Vec::new();
+        let counter = SubsetCounter::new(self.data, &rows);
         let mut t = vec![0u64; n_classes];
         let mut rest = vec![0u64; n_classes];
         for f in 0..self.data.n_features() {
@@ -349,7 +430,7 @@ impl<'d> Graph<'d> {
                     t.copy_from_slice(&rest);
                     rest_count
                 } else {
-                    let c = self.child_totals(&rows, f, v, &mut t);
+                    let c = self.child_totals(&rows, &counter, f, v, &mut t);
                     rest.iter_mut().zip(&t).for_each(|(r, x)| *r -= x);
                     rest_count -= c;
                     c
