@@ -123,6 +123,7 @@ def test_datasets(capsys):
 
 
 def test_fit_dataset(capsys):
+    # The default algorithm is Branches: the optimal sparse tree (paper: monk1-o, λ = 0.01).
     code, out, err = run(capsys, "fit", "--dataset", "monks-1")
     assert code == 0, err
     assert "rows: 124" in out
@@ -132,14 +133,49 @@ def test_fit_dataset(capsys):
     assert "|--- a5 = 1" in out  # the tree
     results = result_lines(out)
     assert results["status"] == "optimal"
-    assert results["objective"] == "0.733871"
-    assert results["lower bound"] == results["upper bound"] == "0.733871"
-    assert (results["splits"], results["leaves"], results["depth"]) == ("1", "4", "1")
-    assert results["training accuracy"] == "0.733871"
+    assert results["objective"] == "0.9"
+    assert results["lower bound"] == results["upper bound"] == "0.9"
+    assert (results["splits"], results["leaves"], results["depth"]) == ("10", "27", "3")
+    assert results["training accuracy"] == "1"
     assert float(results["time (s)"]) >= 0
     assert "note:" not in out
     # summary, then tree, then results
     assert out.index("rows:") < out.index("|---") < out.index("objective:")
+
+
+def test_fit_dataset_stump(capsys):
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1", "--algorithm", "stump")
+    assert code == 0, err
+    results = result_lines(out)
+    assert results["status"] == "optimal"
+    assert results["objective"] == results["training accuracy"] == "0.733871"
+    assert (results["splits"], results["leaves"], results["depth"]) == ("1", "4", "1")
+
+
+def test_fit_branches_options(capsys):
+    code, out, err = run(
+        capsys,
+        "fit",
+        "--dataset",
+        "monks-1",
+        "--penalty",
+        "0.001",
+        "--max-depth",
+        "2",
+        "--min-samples-leaf",
+        "2",
+        "--memory-limit",
+        "1G",
+        "--quiet",
+    )
+    assert code == 0, err
+    results = result_lines(out)
+    assert results["status"] == "optimal"
+    assert int(results["depth"]) <= 2
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--memory-limit", "lots")
+    assert_error(code, err, 2, "--memory-limit", "'lots'")
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--penalty", "0")
+    assert_error(code, err, 2, "penalty=0", "max_depth")
 
 
 @pytest.mark.parametrize("fmt, marker", [("dot", "digraph Tree {"), ("json", '"format"')])
@@ -168,7 +204,8 @@ def test_fit_csv_with_target(capsys, table_csv):
     assert re.search(r"^  no\s+5$", out, re.M) and re.search(r"^  yes\s+5$", out, re.M)
     assert "|--- weight <= 2.35" in out
     results = result_lines(out)
-    assert results["objective"] == "1" and results["status"] == "optimal"
+    # One threshold split classifies every row: 1 - 0.01 with the default Branches penalty.
+    assert results["objective"] == "0.99" and results["status"] == "optimal"
 
 
 def test_fit_csv_default_target_is_last_column(capsys, tmp_path):
@@ -192,7 +229,9 @@ def test_fit_categorical_option(capsys, tmp_path):
 
 def test_fit_save_metadata(capsys, table_csv, tmp_path):
     model = tmp_path / "model.json"
-    code, out, _ = run(capsys, "fit", table_csv, "--target", "label", "--save", model)
+    code, out, _ = run(
+        capsys, "fit", table_csv, "--target", "label", "--algorithm", "stump", "--save", model
+    )
     assert code == 0
     assert f"saved model to {model}" in out
     tree, metadata = load_json(model)
@@ -210,7 +249,9 @@ def test_fit_passes_time_limit(capsys, tmp_path):
     model = tmp_path / "model.json"
     code, _, _ = run(capsys, "fit", "--dataset", "monks-1", "--time-limit", "30", "--save", model)
     assert code == 0
-    assert load_json(model)[1]["parameters"] == {"time_limit": 30.0}
+    parameters = load_json(model)[1]["parameters"]
+    assert parameters["time_limit"] == 30.0
+    assert parameters["penalty"] == 0.01  # the Branches default
 
 
 # ---------------------------------------------------------------------------
@@ -265,7 +306,7 @@ def test_registry_option_applies_only_to_its_algorithms(capsys, fake_algorithms)
     _, out, _ = run(capsys, "fit", "--help")
     assert "--effort N" in out and "[stopped]" in out
     code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--effort", "3")
-    assert_error(code, err, 2, "--effort", "--algorithm stump", "stopped")
+    assert_error(code, err, 2, "--effort", "--algorithm branches", "stopped")
     code, _, err = run(
         capsys, "fit", "--dataset", "monks-1", "--algorithm", "stopped", "--effort", "-1"
     )

@@ -221,17 +221,95 @@ _TIME_LIMIT = AlgorithmOption(
     metavar="S",
 )
 
+
+def _branches(**params: Any) -> Any:
+    from optitree import BranchesClassifier
+
+    return BranchesClassifier(**params)
+
+
+def byte_size(text: str) -> int:
+    """A number of bytes, optionally with a unit: ``4G``, ``500M``, ``64k``, ``1000000``.
+
+    Examples
+    --------
+    >>> byte_size("4G"), byte_size("500M"), byte_size("123")
+    (4294967296, 524288000, 123)
+    """
+    units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    cleaned = text.strip().upper().removesuffix("B").removesuffix("I")
+    number, unit = cleaned, ""
+    if cleaned and cleaned[-1] in units:
+        number, unit = cleaned[:-1], cleaned[-1]
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size in bytes such as 4G, 500M or 1000000, got {text!r}"
+        ) from None
+    if not math.isfinite(value) or value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return int(value)
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (argparse type)."""
+    value = nonnegative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+_BRANCHES_OPTIONS = (
+    _TIME_LIMIT,
+    AlgorithmOption(
+        "--penalty",
+        "penalty",
+        nonnegative_float,
+        "price of one split in training accuracy, in [0, 1] (branches default: 0.01); "
+        "taken exactly as written, e.g. 0.005 = 1/200",
+        metavar="L",
+    ),
+    AlgorithmOption(
+        "--max-depth",
+        "max_depth",
+        nonnegative_int,
+        "longest root-to-leaf path (default: unlimited); needed when --penalty is 0",
+        metavar="D",
+    ),
+    AlgorithmOption(
+        "--min-samples-leaf",
+        "min_samples_leaf",
+        positive_int,
+        "fewest training rows a non-empty leaf may hold (default: 1)",
+        metavar="N",
+    ),
+    AlgorithmOption(
+        "--memory-limit",
+        "memory_limit",
+        byte_size,
+        "stop when the search holds this much memory, e.g. 4G (status 'memory_limit'); "
+        "default: no limit",
+        metavar="BYTES",
+    ),
+    AlgorithmOption(
+        "--max-thresholds",
+        "max_thresholds",
+        positive_int,
+        "candidate thresholds per numeric column (default: every midpoint)",
+        metavar="K",
+    ),
+)
+
 #: ``--algorithm`` name -> how to build it and its options. A solver joins the command line by
-#: adding one entry here, for example (once the estimator exists)::
-#:
-#:     "branches": Algorithm(
-#:         "sparse optimal tree: accuracy minus a penalty per split",
-#:         _branches,
-#:         (_TIME_LIMIT,
-#:          AlgorithmOption("--penalty", "penalty", nonnegative_float, "cost per split", "L"),
-#:          AlgorithmOption("--max-depth", "max_depth", nonnegative_int, "deepest split", "D")),
-#:     ),
+#: adding one entry here.
 ALGORITHMS: dict[str, Algorithm] = {
+    "branches": Algorithm(
+        "provably optimal sparse tree: maximise accuracy - penalty x splits (multiway splits on "
+        "categorical columns)",
+        _branches,
+        _BRANCHES_OPTIONS,
+    ),
     "stump": Algorithm(
         "the most accurate tree with at most one split (multiway on categorical columns)",
         _stump,
@@ -239,8 +317,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     ),
 }
 
-# TODO(branches issue): switch the default to "branches" once BranchesClassifier is registered.
-DEFAULT_ALGORITHM = "stump"
+DEFAULT_ALGORITHM = "branches"
 
 
 def _option_table() -> dict[str, tuple[AlgorithmOption, list[str]]]:
@@ -766,6 +843,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     else:
         data = _load_csv_data(args.csv, args.target, args.sep, args.categorical)
     estimator = ALGORITHMS[args.algorithm].factory(**params)
+    if not args.quiet and "verbose" in estimator.get_params():
+        # Long searches show their progress (iterations, bounds, gap, memory) on stderr.
+        estimator.set_params(verbose=1)
 
     out = sys.stdout
     if not args.quiet:

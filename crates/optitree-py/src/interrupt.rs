@@ -25,6 +25,7 @@ pub struct Reporter<'py> {
     board: ProgressBoard,
     callback: Bound<'py, PyAny>,
     last: std::time::Instant,
+    reported: bool,
 }
 
 impl<'py> Reporter<'py> {
@@ -34,13 +35,16 @@ impl<'py> Reporter<'py> {
             board,
             callback,
             last: std::time::Instant::now(),
+            reported: false,
         }
     }
 
     fn report(&mut self, force: bool) -> PyResult<()> {
-        if !force && self.last.elapsed() < REPORT_EVERY {
+        // Short searches stay silent; long ones also report their final figures.
+        if (!force && self.last.elapsed() < REPORT_EVERY) || (force && !self.reported) {
             return Ok(());
         }
+        self.reported = true;
         self.last = std::time::Instant::now();
         let Some(s) = self.board.read() else {
             return Ok(());
