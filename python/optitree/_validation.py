@@ -318,6 +318,10 @@ def _factorize_sorted(values) -> tuple[np.ndarray, list]:
 
     Raises ``TypeError`` on an unhashable value.
     """
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+        # Integer and bool arrays cannot hold missing values, and numpy sorts them naturally.
+        uniques, codes = np.unique(values, return_inverse=True)
+        return codes.astype(np.int64).ravel(), uniques.tolist()
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     labels = [_plain(v) for v in list(uniques)]
     order = _sort_labels(labels)

@@ -264,6 +264,17 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         return self.tree_.get_n_splits()
 
+    def _rescored_accuracy(self, data: FitData, weights: np.ndarray | None) -> float:
+        """Weighted training accuracy of ``tree_``, by routing the encoded training rows.
+
+        Shares no code with any search: the core only routes rows; the counting is here.
+        """
+        nodes = self.tree_.prediction_nodes(data.encoded.X)
+        hits = np.argmax(self.tree_.value[nodes], axis=1) == data.y
+        if weights is None:
+            return float(np.count_nonzero(hits) / len(hits))
+        return float(np.sum(weights[hits]) / np.sum(weights))
+
     def training_accuracy(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Weighted accuracy of the fitted tree on ``(X, y)``, computed by routing each row.
 

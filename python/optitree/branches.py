@@ -229,7 +229,7 @@ class BranchesClassifier(BaseTreeClassifier):
             progress=_print_progress if verbose > 0 else None,
         )
         self._finish_fit(result, data)
-        accuracy = self.training_accuracy(X, y, weights)
+        accuracy = self._rescored_accuracy(data, weights)
         self.objective_ = accuracy - float(penalty) * self.tree_.get_n_splits()
         if not math.isclose(self.objective_, result["objective"], rel_tol=0, abs_tol=1e-9):
             raise InternalError(
