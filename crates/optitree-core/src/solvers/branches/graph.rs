@@ -189,12 +189,14 @@ impl<'d> Graph<'d> {
             let n = &self.nodes[slot.node as usize];
             return (n.ub, n.lb);
         }
+        self.summary_bounds(slot, Self::child_depth(parent_depth_left))
+    }
+
+    /// Bounds of a subproblem known only by its weight and majority: the leaf below, the
+    /// purification bound above (the leaf itself when it is closed).
+    fn summary_bounds(&self, slot: &Slot, depth_left: u32) -> (Score, Score) {
         let leaf = self.scale.leaf(slot.majority);
-        if self.closed(
-            slot.weight,
-            slot.majority,
-            Self::child_depth(parent_depth_left),
-        ) {
+        if self.closed(slot.weight, slot.majority, depth_left) {
             (leaf, leaf)
         } else {
             (self.scale.pure_split(slot.weight), leaf)
@@ -260,13 +262,14 @@ impl<'d> Graph<'d> {
         true
     }
 
-    /// Upper bound for a new subproblem, one level sharper than purification: a tree on these
-    /// rows is a leaf, or has exactly one split (worth at most the best one-split accuracy), or
-    /// has at least two splits (worth at most all rows correct, minus two split costs). With one
-    /// level of depth left the bound is exact.
+    /// Upper bound for a subproblem, one level sharper than purification: a tree on these rows
+    /// is a leaf, or splits on some feature f into children whose subtrees are each worth at
+    /// most their own purification bound (exactly their leaf when they are closed). So the
+    /// bound is `max(leaf, max_f Σ_v ub0(child_v) − λ)`; with one level of depth left it is exact.
     fn creation_bound(&self, rows: &Bitset, slot: Slot, depth_left: u32) -> Score {
         let leaf = self.scale.leaf(slot.majority);
-        let mut best_one = Score::MIN;
+        let child_depth = Self::child_depth(depth_left);
+        let mut best = leaf;
         let mut totals = vec![0u64; self.data.n_classes()];
         let count = rows.count();
         let counter = SubsetCounter::new(self.data, rows);
@@ -277,7 +280,7 @@ impl<'d> Graph<'d> {
             if n_values < 2 {
                 continue;
             }
-            let (mut correct, mut non_empty, mut too_small) = (0u64, 0, false);
+            let (mut bound, mut non_empty, mut too_small) = (-self.scale.split_cost, 0, false);
             rest.copy_from_slice(&parent_totals);
             let mut rest_count = count;
             for v in 0..n_values {
@@ -291,24 +294,20 @@ impl<'d> Graph<'d> {
                     rest_count -= c;
                     c
                 };
-                correct += totals.iter().copied().max().unwrap_or(0);
+                let child = Slot {
+                    node: NONE,
+                    weight: totals.iter().sum(),
+                    majority: totals.iter().copied().max().unwrap_or(0),
+                };
+                bound += self.summary_bounds(&child, child_depth).0;
                 non_empty += usize::from(c > 0);
                 too_small |= c > 0 && c < self.limits.min_samples_leaf;
             }
-            if non_empty < 2 || too_small {
-                continue;
-            }
-            best_one = best_one.max(self.scale.leaf(correct) - self.scale.split_cost);
-            if correct == slot.weight {
-                break; // a split that purifies every child: nothing can do better
+            if non_empty >= 2 && !too_small {
+                best = best.max(bound);
             }
         }
-        let two_or_more = if depth_left >= 2 {
-            self.scale.pure_split(slot.weight) - self.scale.split_cost
-        } else {
-            Score::MIN
-        };
-        leaf.max(best_one).max(two_or_more)
+        best
     }
 
     /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
