@@ -72,9 +72,22 @@ pub struct Node {
     pub complete: bool,
     /// Whether `ub` already includes the one-split look-ahead of [`Graph::tighten`].
     pub tightened: bool,
+    /// For a node not expanded: the feature of the best one-split tree found by the look-ahead,
+    /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
+    pub stump: u32,
     pub splits: Vec<SplitRec>,
     /// Next node whose row set has the same hash (memo chain).
     next_same_hash: NodeId,
+}
+
+/// What the one-level look-ahead learns about a subproblem.
+pub struct LookAhead {
+    /// Upper bound on its best subtree.
+    pub ub: Score,
+    /// Value of the best tree with at most one split (achievable).
+    pub lb: Score,
+    /// That tree's split feature, `NONE` for the leaf.
+    pub stump: u32,
 }
 
 /// Problem settings the graph needs.
@@ -254,9 +267,13 @@ impl<'d> Graph<'d> {
             weight: totals.iter().sum(),
             majority: totals.iter().copied().max().unwrap_or(0),
         };
-        let bound = self.creation_bound(&rows, slot, node.depth_left);
+        let look = self.look_ahead(&rows, slot, node.depth_left);
         let node = &mut self.nodes[id as usize];
-        node.ub = node.ub.min(bound);
+        node.ub = node.ub.min(look.ub);
+        if look.lb > node.lb {
+            node.lb = look.lb;
+            node.stump = look.stump;
+        }
         node.tightened = true;
         node.complete = node.ub <= node.lb;
         true
@@ -266,10 +283,11 @@ impl<'d> Graph<'d> {
     /// is a leaf, or splits on some feature f into children whose subtrees are each worth at
     /// most their own purification bound (exactly their leaf when they are closed). So the
     /// bound is `max(leaf, max_f Σ_v ub0(child_v) − λ)`; with one level of depth left it is exact.
-    fn creation_bound(&self, rows: &Bitset, slot: Slot, depth_left: u32) -> Score {
+    fn look_ahead(&self, rows: &Bitset, slot: Slot, depth_left: u32) -> LookAhead {
         let leaf = self.scale.leaf(slot.majority);
         let child_depth = Self::child_depth(depth_left);
         let mut best = leaf;
+        let (mut stump_value, mut stump) = (leaf, NONE);
         let mut totals = vec![0u64; self.data.n_classes()];
         let count = rows.count();
         let counter = SubsetCounter::new(self.data, rows);
@@ -281,6 +299,7 @@ impl<'d> Graph<'d> {
                 continue;
             }
             let (mut bound, mut non_empty, mut too_small) = (-self.scale.split_cost, 0, false);
+            let (mut as_leaves, mut largest) = (-self.scale.split_cost, 0u64);
             rest.copy_from_slice(&parent_totals);
             let mut rest_count = count;
             for v in 0..n_values {
@@ -300,14 +319,23 @@ impl<'d> Graph<'d> {
                     majority: totals.iter().copied().max().unwrap_or(0),
                 };
                 bound += self.summary_bounds(&child, child_depth).0;
+                as_leaves += self.scale.leaf(child.majority);
+                largest = largest.max(child.weight);
                 non_empty += usize::from(c > 0);
                 too_small |= c > 0 && c < self.limits.min_samples_leaf;
             }
-            if non_empty >= 2 && !too_small {
+            if non_empty >= 2 && !too_small && !self.scale.negligible(slot.weight - largest) {
                 best = best.max(bound);
+                if as_leaves > stump_value {
+                    (stump_value, stump) = (as_leaves, f as u32);
+                }
             }
         }
-        best
+        LookAhead {
+            ub: best,
+            lb: stump_value,
+            stump,
+        }
     }
 
     /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
@@ -383,6 +411,7 @@ impl<'d> Graph<'d> {
             expanded: false,
             complete: false,
             tightened: false,
+            stump: NONE,
             splits: Vec::new(),
             next_same_hash: previous,
         });
@@ -443,8 +472,12 @@ impl<'d> Graph<'d> {
                     majority,
                 });
             }
-            if non_empty < 2 || too_small {
-                continue; // all rows in one child (dominated by not splitting), or a leaf too small
+            let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
+            let node_weight: u64 = parent_totals.iter().sum();
+            if non_empty < 2 || too_small || self.scale.negligible(node_weight - largest) {
+                // All rows in one child, a leaf too small, or the other children too light to
+                // pay for the split: dominated by not splitting.
+                continue;
             }
             let (mut ub, mut lb) = (-cost, -cost);
             for slot in &slots {

@@ -81,6 +81,14 @@ impl Scale {
         self.leaf_unit * i128::from(weight) - self.split_cost
     }
 
+    /// Whether rows of total weight `weight` are worth at most one split: misclassifying all of
+    /// them costs no more accuracy than λ. A split whose children, all but the largest, weigh
+    /// this little is dominated (route every row through the largest child's subtree instead:
+    /// no worse objective, one split fewer).
+    pub fn negligible(&self, weight: u64) -> bool {
+        self.q * i128::from(weight) <= self.p * self.total_weight
+    }
+
     /// Exact objective value `correct/W − λ·splits` of a tree.
     pub fn objective(&self, correct: u64, splits: u64) -> f64 {
         let num = self.q * i128::from(correct) - self.p * self.total_weight * i128::from(splits);

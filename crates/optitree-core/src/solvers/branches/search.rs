@@ -189,6 +189,19 @@ fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mu
         return leaf(correct);
     }
     let node = &g.nodes[id as usize];
+    if !node.expanded && node.stump != NONE {
+        // The look-ahead's one-split tree is this node's incumbent.
+        *splits += 1;
+        let f = node.stump as usize;
+        let children = (0..g.data.n_values(f))
+            .map(|v| build(g, NONE, rows.and(g.data.rows_with(f, v)), correct, splits))
+            .collect();
+        return NodeSpec::Category {
+            feature: f,
+            value,
+            children,
+        };
+    }
     if !node.expanded || node.best == NONE {
         return leaf(correct);
     }
