@@ -10,7 +10,9 @@ use crate::data::{Bitset, Dataset};
 /// Per-class masked words of one row set.
 pub struct SubsetCounter {
     index: Vec<u32>,
-    masked: Vec<Vec<u64>>,
+    n_classes: usize,
+    /// `masked[j * n_classes + k]` = word `index[j]` of the rows, masked by class `k`.
+    masked: Vec<u64>,
 }
 
 impl SubsetCounter {
@@ -21,33 +23,36 @@ impl SubsetCounter {
             .filter(|&i| words[i] != 0)
             .map(|i| i as u32)
             .collect();
-        let masked = (0..data.n_classes())
-            .map(|k| {
-                let class = data.rows_of_class(k).words();
-                index
-                    .iter()
-                    .map(|&i| words[i as usize] & class[i as usize])
-                    .collect()
-            })
-            .collect();
-        SubsetCounter { index, masked }
+        let n_classes = data.n_classes();
+        let mut masked = Vec::with_capacity(index.len() * n_classes);
+        for &i in &index {
+            for k in 0..n_classes {
+                masked.push(words[i as usize] & data.rows_of_class(k).words()[i as usize]);
+            }
+        }
+        SubsetCounter {
+            index,
+            n_classes,
+            masked,
+        }
     }
 
     /// Writes the class counts of `rows ∩ (feature f = v)` into `out`; returns their sum.
     pub fn counts(&self, data: &Dataset, f: usize, v: usize, out: &mut [u64]) -> u64 {
         let values = data.rows_with(f, v).words();
-        let mut total = 0;
-        for (slot, masked) in out.iter_mut().zip(&self.masked) {
-            let c: u64 = self
-                .index
-                .iter()
-                .zip(masked)
-                .map(|(&i, &m)| u64::from((m & values[i as usize]).count_ones()))
-                .sum();
-            *slot = c;
-            total += c;
+        out.iter_mut().for_each(|x| *x = 0);
+        // One pass over the words, every class at once (the value word is loaded once).
+        for (&i, classes) in self
+            .index
+            .iter()
+            .zip(self.masked.chunks_exact(self.n_classes))
+        {
+            let value = values[i as usize];
+            for (slot, &m) in out.iter_mut().zip(classes) {
+                *slot += u64::from((m & value).count_ones());
+            }
         }
-        total
+        out.iter().sum()
     }
 }
 
