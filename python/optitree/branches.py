@@ -123,8 +123,10 @@ class BranchesClassifier(BaseTreeClassifier):
     lower_bound_, upper_bound_ : float
         Bounds on the optimal objective; equal when ``status_ == "optimal"``.
     statistics_ : dict
-        ``iterations`` (selection passes), ``expansions``, ``cached_subproblems``, ``nodes``,
-        ``memo_hits``, ``peak_memory_bytes``, ``seconds``.
+        ``iterations`` (selection passes; the paper counts passes + 1), ``expansions``,
+        ``cached_subproblems`` (subproblem nodes held), ``memo_hits`` (subproblems reached
+        again through another path), ``dominated_splits`` (splits discarded by a bound),
+        ``peak_memory_bytes`` (the search's own accounting), ``seconds``.
 
     Notes
     -----

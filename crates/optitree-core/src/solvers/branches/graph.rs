@@ -252,6 +252,14 @@ impl<'d> Graph<'d> {
         Some(id)
     }
 
+    /// Whether a split of rows weighing `weight` whose heaviest child weighs `largest` is
+    /// dominated by not splitting: the other children are [`Scale::negligible`], so routing
+    /// every row through the heaviest child's subtree loses no objective and saves a split.
+    /// Only without a minimum leaf size: that rerouting can fill an empty leaf with too few rows.
+    fn dominated(&self, weight: u64, largest: u64) -> bool {
+        self.limits.min_samples_leaf <= 1 && self.scale.negligible(weight - largest)
+    }
+
     /// Sharpens a node's upper bound with the one-split look-ahead (once per node; expanded
     /// nodes have exact split sums already). Returns whether anything was computed.
     pub fn tighten(&mut self, id: NodeId) -> bool {
@@ -324,7 +332,7 @@ impl<'d> Graph<'d> {
                 non_empty += usize::from(c > 0);
                 too_small |= c > 0 && c < self.limits.min_samples_leaf;
             }
-            if non_empty >= 2 && !too_small && !self.scale.negligible(slot.weight - largest) {
+            if non_empty >= 2 && !too_small && !self.dominated(slot.weight, largest) {
                 best = best.max(bound);
                 if as_leaves > stump_value {
                     (stump_value, stump) = (as_leaves, f as u32);
@@ -474,7 +482,7 @@ impl<'d> Graph<'d> {
             }
             let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
             let node_weight: u64 = parent_totals.iter().sum();
-            if non_empty < 2 || too_small || self.scale.negligible(node_weight - largest) {
+            if non_empty < 2 || too_small || self.dominated(node_weight, largest) {
                 // All rows in one child, a leaf too small, or the other children too light to
                 // pay for the split: dominated by not splitting.
                 continue;

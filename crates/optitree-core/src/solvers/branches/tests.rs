@@ -101,3 +101,28 @@ fn memory_limit_stops_the_search() {
     let out = solve(&data, &config(0, 1, None, 1), &budget, None).expect("returns");
     assert_eq!(out.status, Status::MemoryLimit);
 }
+
+#[test]
+fn dominance_by_light_children_respects_min_samples_leaf() {
+    // 17 rows; splitting on x0 (2 rows | 15 rows) then x1 purifies everything, but x1 alone
+    // would leave a 1-row leaf. Rerouting through the heavy child is not allowed here.
+    let codes = vec![
+        1, 2, 1, 2, 1, 1, 1, 3, 0, 0, 1, 3, 1, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2, 1, 3,
+        1, 2, 1, 1,
+    ];
+    let labels = vec![0, 0, 1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1];
+    let inst = oracle::Instance {
+        n_rows: 17,
+        n_features: 2,
+        codes,
+        labels,
+    };
+    let data = dataset(&inst, None);
+    let out = solve(&data, &config(2, 17, None, 2), &Budget::unlimited(), None).expect("solves");
+    assert_eq!((out.solution.correct, out.solution.splits), (17, 2));
+    let weights = vec![1; 17];
+    assert_eq!(
+        oracle::best_sparse_tree(&inst, &weights, (2, 17), None, 2),
+        (17, 2)
+    );
+}
