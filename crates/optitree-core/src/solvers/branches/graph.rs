@@ -105,7 +105,7 @@ pub struct Graph<'d> {
     limits: Limits,
     pub nodes: Vec<Node>,
     memo: FastMap<u64, NodeId>,
-    /// Bytes held by nodes, row sets and split records.
+    /// Heap bytes held by row sets and split records (see [`Graph::memory`] for the total).
     pub bytes: usize,
     /// Memo hits: subproblems reached again through another path.
     pub memo_hits: u64,
@@ -122,8 +122,9 @@ fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
     h.finish()
 }
 
+/// Heap bytes of a split record: its slots plus the allocator's per-block overhead.
 fn record_bytes(s: &SplitRec) -> usize {
-    std::mem::size_of::<SplitRec>() + std::mem::size_of::<Slot>() * s.children.len()
+    std::mem::size_of::<SplitRec>() + std::mem::size_of::<Slot>() * s.children.len() + 16
 }
 
 impl<'d> Graph<'d> {
@@ -140,6 +141,16 @@ impl<'d> Graph<'d> {
             memo_hits: 0,
             dominated_splits: 0,
         }
+    }
+
+    /// All the bytes the search holds: row sets and split records, plus the node arena and
+    /// the memo table at their allocated capacity (growth by doubling reserves up to twice
+    /// what is in use, and that memory is as real to the machine as the rest).
+    pub fn memory(&self) -> usize {
+        let memo_slot = std::mem::size_of::<(u64, NodeId)>() + 1; // entry + control byte
+        self.bytes
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.memo.capacity() * memo_slot * 8 / 7
     }
 
     /// Class totals (weighted) of a row set.
@@ -406,7 +417,6 @@ impl<'d> Graph<'d> {
         let previous = self.memo.insert(hash, id).unwrap_or(NONE);
         let leaf = self.scale.leaf(slot.majority);
         let ub = self.scale.pure_split(slot.weight);
-        self.bytes += std::mem::size_of::<Node>() + 16;
         self.nodes.push(Node {
             support: None,
             origin,

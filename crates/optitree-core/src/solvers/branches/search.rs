@@ -74,11 +74,11 @@ pub fn run(
     let root = g.add_root();
     let mut passes = 0u64;
     let mut expansions = 0u64;
-    let mut peak_bytes = g.bytes;
+    let mut peak_bytes = g.memory();
     let mut path: Vec<NodeId> = Vec::new();
     let mut status = Status::Optimal;
     while let Some(root) = root.filter(|&r| !g.nodes[r as usize].complete) {
-        if let Some(s) = budget.check(expansions, g.bytes) {
+        if let Some(s) = budget.check(expansions, g.memory()) {
             status = s;
             break;
         }
@@ -95,7 +95,7 @@ pub fn run(
             g.expand(id);
             expansions += 1;
             g.refresh(id);
-            peak_bytes = peak_bytes.max(g.bytes);
+            peak_bytes = peak_bytes.max(g.memory());
         }
         for &p in path.iter().rev() {
             g.refresh(p);
@@ -145,7 +145,7 @@ fn snapshot(
         lower_bound: g.scale.objective_bound(r.lb),
         upper_bound: g.scale.objective_bound(r.ub),
         cached: g.nodes.len() as u64,
-        memory_bytes: g.bytes as u64,
+        memory_bytes: g.memory() as u64,
         seconds: budget.elapsed(),
     }
 }
