@@ -111,7 +111,7 @@ fn fit_stump<'py>(
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
     let outcome = interrupt::run(py, &cancel, || stump::best_stump(&data, &budget))?.into_py()?;
-    outcome_to_py(py, outcome)
+    outcome_to_py(py, &outcome, &outcome.solution)
 }
 
 /// Branches: the tree maximising `accuracy − λ·splits` with λ = `penalty_num / penalty_den`, as a
@@ -158,12 +158,7 @@ fn fit_branches<'py>(
         branches::solve(&data, &config, &budget, Some(&board))
     })?
     .into_py()?;
-    let out = PyDict::new(py);
-    out.set_item("tree", convert::tree_to_py(py, &outcome.solution.tree)?)?;
-    out.set_item("status", outcome.status.as_str())?;
-    out.set_item("lower_bound", outcome.lower_bound)?;
-    out.set_item("upper_bound", outcome.upper_bound)?;
-    out.set_item("statistics", convert::stats_to_py(py, &outcome.stats)?)?;
+    let out = outcome_to_py(py, &outcome, &outcome.solution.tree)?;
     out.set_item("correct", outcome.solution.correct)?;
     out.set_item("splits", outcome.solution.splits)?;
     out.set_item("objective", outcome.solution.objective)?;
@@ -185,9 +180,14 @@ fn _spin(
     Ok((status.as_str().to_owned(), n))
 }
 
-fn outcome_to_py(py: Python<'_>, outcome: Outcome<Tree>) -> PyResult<Bound<'_, PyDict>> {
+/// The parts every solver returns: tree arrays, status, bounds and statistics.
+fn outcome_to_py<'py, T>(
+    py: Python<'py>,
+    outcome: &Outcome<T>,
+    tree: &Tree,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    out.set_item("tree", convert::tree_to_py(py, &outcome.solution)?)?;
+    out.set_item("tree", convert::tree_to_py(py, tree)?)?;
     out.set_item("status", outcome.status.as_str())?;
     out.set_item("lower_bound", outcome.lower_bound)?;
     out.set_item("upper_bound", outcome.upper_bound)?;

@@ -14,6 +14,19 @@ pub struct Bitset {
     len: usize,
 }
 
+/// The row indices of the set bits of word `wi`, lowest first.
+fn word_members(wi: usize, word: u64) -> impl Iterator<Item = usize> {
+    let mut rest = word;
+    std::iter::from_fn(move || {
+        if rest == 0 {
+            return None;
+        }
+        let bit = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        Some(wi * WORD_BITS + bit)
+    })
+}
+
 fn n_words(len: usize) -> usize {
     len.div_ceil(WORD_BITS)
 }
@@ -122,21 +135,8 @@ impl Bitset {
 
     /// Iterates the members of `self ∩ other` in increasing order, without allocating.
     pub fn iter_and<'a>(&'a self, other: &'a Bitset) -> impl Iterator<Item = usize> + 'a {
-        self.words
-            .iter()
-            .zip(&other.words)
-            .enumerate()
-            .flat_map(|(wi, (&a, &b))| {
-                let mut rest = a & b;
-                std::iter::from_fn(move || {
-                    if rest == 0 {
-                        return None;
-                    }
-                    let bit = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    Some(wi * WORD_BITS + bit)
-                })
-            })
+        let words = self.words.iter().zip(&other.words).map(|(&a, &b)| a & b);
+        words.enumerate().flat_map(|(wi, w)| word_members(wi, w))
     }
 
     /// `self ∩ other` as a new set.
@@ -207,17 +207,10 @@ impl Bitset {
 
     /// Members in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &w)| {
-            let mut rest = w;
-            std::iter::from_fn(move || {
-                if rest == 0 {
-                    return None;
-                }
-                let bit = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                Some(wi * WORD_BITS + bit)
-            })
-        })
+        self.words
+            .iter()
+            .enumerate()
+            .flat_map(|(wi, &w)| word_members(wi, w))
     }
 
     /// Heap bytes held, for memory accounting.

@@ -258,7 +258,7 @@ impl<'d> Graph<'d> {
             majority,
         };
         let id = self.node_for(&rows, slot, depth, (NONE, 0, 0), &mut check);
-        self.bytes += rows.heap_bytes();
+        self.bytes += rows.heap_bytes() + 16; // + the allocator's block header
         self.nodes[id as usize].support = Some(rows);
         Some(id)
     }
@@ -443,7 +443,7 @@ impl<'d> Graph<'d> {
         if self.nodes[id as usize].support.is_none() {
             let mut own = Bitset::empty(self.data.n_rows());
             self.rows_into(id, &mut own);
-            self.bytes += own.heap_bytes();
+            self.bytes += own.heap_bytes() + 16;
             self.nodes[id as usize].support = Some(own);
         }
         // A copy, because children created below may be checked against this node's rows.
