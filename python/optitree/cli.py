@@ -92,67 +92,34 @@ def _os_error_text(exc: OSError, verb: str, what: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0.
-
-    Parameters
-    ----------
-    text : str
-        The argument as typed.
-
-    Returns
-    -------
-    float
-    """
+def _parse(
+    text: str, cast: Callable[[str], Any], kind: str, ok: Callable[[Any], bool], allowed: str
+) -> Any:
+    """Reads ``text`` with ``cast`` and checks it with ``ok`` (argparse errors otherwise)."""
     try:
-        value = float(text)
+        value = cast(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
     return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    return _parse(
+        text, float, "a number", lambda v: math.isfinite(v) and v > 0, "a positive number"
+    )
 
 
 def nonnegative_float(text: str) -> float:
-    """argparse type: a finite number >= 0.
-
-    Parameters
-    ----------
-    text : str
-        The argument as typed.
-
-    Returns
-    -------
-    float
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
-    return value
+    """argparse type: a finite number >= 0."""
+    return _parse(text, float, "a number", lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
 
 
 def nonnegative_int(text: str) -> int:
-    """argparse type: an integer >= 0.
-
-    Parameters
-    ----------
-    text : str
-        The argument as typed.
-
-    Returns
-    -------
-    int
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
+    """argparse type: an integer >= 0."""
+    return _parse(text, int, "an integer", lambda v: v >= 0, "an integer >= 0")
 
 
 # ---------------------------------------------------------------------------
@@ -253,11 +220,8 @@ def byte_size(text: str) -> int:
 
 
 def positive_int(text: str) -> int:
-    """An integer >= 1 (argparse type)."""
-    value = nonnegative_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
+    """argparse type: an integer >= 1."""
+    return _parse(text, int, "an integer", lambda v: v >= 1, "an integer >= 1")
 
 
 _BRANCHES_OPTIONS = (

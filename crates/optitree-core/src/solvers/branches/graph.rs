@@ -298,6 +298,51 @@ impl<'d> Graph<'d> {
         true
     }
 
+    /// Fills `slots` with the child summaries of splitting `rows` (counted by `counter`, with
+    /// class `totals` over `count` rows) on feature `f` — the last child by subtraction — and
+    /// returns whether the split is worth considering: at least two non-empty children, none
+    /// below the minimum leaf size, and not [`Graph::dominated`].
+    fn split_summaries(
+        &self,
+        rows: &Bitset,
+        counter: &SubsetCounter,
+        (totals, count): (&[u64], u64),
+        f: usize,
+        slots: &mut Vec<Slot>,
+        (rest, child): (&mut [u64], &mut [u64]),
+    ) -> bool {
+        slots.clear();
+        let n_values = self.data.n_values(f);
+        if n_values < 2 {
+            return false;
+        }
+        rest.copy_from_slice(totals);
+        let mut rest_count = count;
+        let (mut non_empty, mut too_small) = (0, false);
+        for v in 0..n_values {
+            let c = if v + 1 == n_values {
+                child.copy_from_slice(rest);
+                rest_count
+            } else {
+                let c = self.child_totals(rows, counter, f, v, child);
+                rest.iter_mut().zip(child.iter()).for_each(|(r, x)| *r -= x);
+                rest_count -= c;
+                c
+            };
+            non_empty += usize::from(c > 0);
+            too_small |= c > 0 && c < self.limits.min_samples_leaf;
+            let majority = child.iter().copied().max().unwrap_or(0);
+            slots.push(Slot {
+                node: NONE,
+                weight: child.iter().sum(),
+                majority,
+            });
+        }
+        let weight: u64 = totals.iter().sum();
+        let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
+        non_empty >= 2 && !too_small && !self.dominated(weight, largest)
+    }
+
     /// Upper bound for a subproblem, one level sharper than purification: a tree on these rows
     /// is a leaf, or splits on some feature f into children whose subtrees are each worth at
     /// most their own purification bound (exactly their leaf when they are closed). So the
@@ -307,47 +352,25 @@ impl<'d> Graph<'d> {
         let child_depth = Self::child_depth(depth_left);
         let mut best = leaf;
         let (mut stump_value, mut stump) = (leaf, NONE);
-        let mut totals = vec![0u64; self.data.n_classes()];
         let count = rows.count();
         let counter = SubsetCounter::new(self.data, rows);
-        let parent_totals = self.class_totals(rows);
-        let mut rest = parent_totals.clone();
+        let totals = self.class_totals(rows);
+        let mut slots = Vec::new();
+        let (mut rest, mut child) = (totals.clone(), totals.clone());
         for f in 0..self.data.n_features() {
-            let n_values = self.data.n_values(f);
-            if n_values < 2 {
+            let scratch = (&mut rest[..], &mut child[..]);
+            if !self.split_summaries(rows, &counter, (&totals, count), f, &mut slots, scratch) {
                 continue;
             }
-            let (mut bound, mut non_empty, mut too_small) = (-self.scale.split_cost, 0, false);
-            let (mut as_leaves, mut largest) = (-self.scale.split_cost, 0u64);
-            rest.copy_from_slice(&parent_totals);
-            let mut rest_count = count;
-            for v in 0..n_values {
-                let c = if v + 1 == n_values {
-                    // The last child by subtraction: the rows and classes left over.
-                    totals.copy_from_slice(&rest);
-                    rest_count
-                } else {
-                    let c = self.child_totals(rows, &counter, f, v, &mut totals);
-                    rest.iter_mut().zip(&totals).for_each(|(r, x)| *r -= x);
-                    rest_count -= c;
-                    c
-                };
-                let child = Slot {
-                    node: NONE,
-                    weight: totals.iter().sum(),
-                    majority: totals.iter().copied().max().unwrap_or(0),
-                };
-                bound += self.summary_bounds(&child, child_depth).0;
-                as_leaves += self.scale.leaf(child.majority);
-                largest = largest.max(child.weight);
-                non_empty += usize::from(c > 0);
-                too_small |= c > 0 && c < self.limits.min_samples_leaf;
-            }
-            if non_empty >= 2 && !too_small && !self.dominated(slot.weight, largest) {
-                best = best.max(bound);
-                if as_leaves > stump_value {
-                    (stump_value, stump) = (as_leaves, f as u32);
-                }
+            let cost = self.scale.split_cost;
+            let bound: Score = slots
+                .iter()
+                .map(|c| self.summary_bounds(c, child_depth).0)
+                .sum();
+            let as_leaves: Score = slots.iter().map(|c| self.scale.leaf(c.majority)).sum();
+            best = best.max(bound - cost);
+            if as_leaves - cost > stump_value {
+                (stump_value, stump) = (as_leaves - cost, f as u32);
             }
         }
         LookAhead {
@@ -452,51 +475,22 @@ impl<'d> Graph<'d> {
             .clone()
             .unwrap_or_else(|| self.data.all_rows());
         let depth = self.nodes[id as usize].depth_left;
-        let n_classes = self.data.n_classes();
         let parent_totals = self.class_totals(&rows);
         let parent_count = rows.count();
         let cost = self.scale.split_cost;
         let mut candidates: Vec<(SplitRec, Score, Score)> = Vec::new();
         let counter = SubsetCounter::new(self.data, &rows);
-        let mut t = vec![0u64; n_classes];
-        let mut rest = vec![0u64; n_classes];
+        let mut slots = Vec::new();
+        let (mut rest, mut child) = (parent_totals.clone(), parent_totals.clone());
         for f in 0..self.data.n_features() {
-            let n_values = self.data.n_values(f);
-            if n_values < 2 {
-                continue;
-            }
-            rest.copy_from_slice(&parent_totals);
-            let mut rest_count = parent_count;
-            let mut slots = Vec::with_capacity(n_values);
-            let mut too_small = false;
-            let mut non_empty = 0;
-            for v in 0..n_values {
-                let count = if v + 1 == n_values {
-                    // The last child by subtraction: the parent minus its siblings.
-                    t.copy_from_slice(&rest);
-                    rest_count
-                } else {
-                    let c = self.child_totals(&rows, &counter, f, v, &mut t);
-                    rest.iter_mut().zip(&t).for_each(|(r, x)| *r -= x);
-                    rest_count -= c;
-                    c
-                };
-                non_empty += usize::from(count > 0);
-                too_small |= count > 0 && count < self.limits.min_samples_leaf;
-                let majority = t.iter().copied().max().unwrap_or(0);
-                slots.push(Slot {
-                    node: NONE,
-                    weight: t.iter().sum(),
-                    majority,
-                });
-            }
-            let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
-            let node_weight: u64 = parent_totals.iter().sum();
-            if non_empty < 2 || too_small || self.dominated(node_weight, largest) {
+            let scratch = (&mut rest[..], &mut child[..]);
+            let totals = (&parent_totals[..], parent_count);
+            if !self.split_summaries(&rows, &counter, totals, f, &mut slots, scratch) {
                 // All rows in one child, a leaf too small, or the other children too light to
                 // pay for the split: dominated by not splitting.
                 continue;
             }
+            let slots = std::mem::take(&mut slots);
             let (mut ub, mut lb) = (-cost, -cost);
             for slot in &slots {
                 let (u, l) = self.slot_bounds(slot, depth);
