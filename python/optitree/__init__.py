@@ -40,6 +40,8 @@ _LAZY = {
     "ThresholdBinarizer": "optitree.preprocessing",
     "StumpClassifier": "optitree.stump",
     "BranchesClassifier": "optitree.branches",
+    "QueryTree": "optitree.query",
+    "query": "optitree.query",
     "datasets": "optitree.datasets",
     "preprocessing": "optitree.preprocessing",
 }

@@ -80,6 +80,13 @@ def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) ->
         raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
 
 
+def _is_question_tree(tree: Any) -> bool:
+    # Imported lazily: the query package is optional weight for users of the other solvers.
+    from optitree.query._model import QuestionTree
+
+    return isinstance(tree, QuestionTree)
+
+
 def _check_tree(tree: Any) -> None:
     if not isinstance(tree, Tree):
         raise InvalidParameterError(
@@ -526,6 +533,10 @@ def export_text(
     |--- petal_length >  2.45
     |   |--- weights: [0, 4] class: other
     """
+    if _is_question_tree(tree):
+        from optitree.query._export import questionnaire
+
+        return questionnaire(tree, decimals=max(decimals, 3), show_mass=True)
     _check_tree(tree)
     _check_int("decimals", decimals, 0)
     _check_int("max_depth", max_depth, 0, allow_none=True)
@@ -685,6 +696,10 @@ def export_dot(
     0 -> 2 [label="> 2.45"] ;
     }
     """
+    if _is_question_tree(tree):
+        from optitree.query._export import to_dot
+
+        return to_dot(tree, decimals=max(decimals, 3))
     _check_tree(tree)
     _check_int("decimals", decimals, 0)
     names = _feature_names(tree, feature_names)
@@ -891,6 +906,17 @@ def to_json(
     >>> from_json(text) == tree
     True
     """
+    if _is_question_tree(tree):
+        from optitree.query._export import dumps
+
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidParameterError("metadata must be a dict of JSON-serialisable values")
+        try:
+            return dumps(tree, metadata, indent)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"metadata must hold only JSON-serialisable values: {exc}"
+            ) from exc
     _check_tree(tree)
     if indent is not None:
         _check_int("indent", indent, 0)
@@ -1095,6 +1121,13 @@ def _load_document(text: str | bytes | bytearray) -> tuple[Tree, dict[str, Any]]
         document = json.loads(text)
     except ValueError as exc:
         raise SchemaVersionError(f"not an optitree model: the text is not JSON ({exc})") from exc
+    if isinstance(document, dict) and document.get("format") == "optitree.question_tree":
+        from optitree.query._export import question_tree_from_document
+
+        metadata = document.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise DataError("the document's 'metadata' entry must be an object")
+        return question_tree_from_document(document), metadata  # type: ignore[return-value]
     if not isinstance(document, dict) or document.get("format") != JSON_FORMAT:
         raise SchemaVersionError(
             f'not an optitree model: the JSON document has no "format": "{JSON_FORMAT}" tag'

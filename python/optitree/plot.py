@@ -170,6 +170,10 @@ def plot_tree(
     >>> len(artists)  # 3 boxes, 2 edges, 2 edge labels
     7
     """
+    from optitree.query._model import QuestionTree
+
+    if isinstance(tree, QuestionTree):
+        tree = tree.to_tree()
     _check_tree(tree)
     _check_int("decimals", decimals, 0)
     _check_int("max_depth", max_depth, 0, allow_none=True)

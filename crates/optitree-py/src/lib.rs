@@ -5,6 +5,7 @@
 mod convert;
 mod errors;
 mod interrupt;
+mod query;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -212,5 +213,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_branches, m)?)?;
     m.add_function(wrap_pyfunction!(status_names, m)?)?;
     m.add_function(wrap_pyfunction!(_spin, m)?)?;
+    m.add_class::<query::NativeQueryProblem>()?;
     Ok(())
 }

@@ -2,4 +2,5 @@
 //! never on another solver: shared pieces move down into those layers.
 
 pub mod branches;
+pub mod query;
 pub mod stump;
