@@ -452,6 +452,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     # -- show --------------------------------------------------------------------------------
+    from optitree._cli_query import add_query_parser
+
+    add_query_parser(commands)
+
     show = commands.add_parser(
         "show",
         help="print or draw a saved model",
@@ -1028,7 +1032,14 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "fit": cmd_fit,
     "predict": cmd_predict,
     "show": cmd_show,
+    "query": lambda args: _cmd_query(args),
 }
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from optitree._cli_query import cmd_query
+
+    return cmd_query(args)
 
 
 def _error(message: str) -> None:

@@ -47,6 +47,7 @@ Examples
 
 from ._branches import branches_encoding_names, format_branches_matrix, load_branches_encoding
 from ._cp4im import cp4im_names, load_cp4im
+from ._query import load_zoo_queries, make_threshold_active_learning, zipf_prior
 from ._registry import DatasetInfo, list_datasets, load_dataset
 from ._uci import (
     load_balance_scale,
@@ -78,4 +79,7 @@ __all__ = [
     "load_nursery",
     "load_tic_tac_toe",
     "load_zoo",
+    "load_zoo_queries",
+    "make_threshold_active_learning",
+    "zipf_prior",
 ]
