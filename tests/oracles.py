@@ -6,6 +6,8 @@ agreement with the compiled solvers is evidence, not an echo.
 
 from __future__ import annotations
 
+import heapq
+import math
 import random
 from collections import Counter, defaultdict
 from fractions import Fraction
@@ -211,3 +213,601 @@ def dense_codes(column: list) -> tuple[list[int], int]:
     distinct = sorted(set(column))
     rank = {v: k for k, v in enumerate(distinct)}
     return [rank[v] for v in column], len(distinct)
+
+
+# ---------------------------------------------------------------------------------------------
+# Query learning: identify an object (or its group) by binary membership queries
+# (spec: shared/specs/query-learning.md)
+#
+# Conventions shared by every function below:
+# - ``B`` is a list of M rows of N values in {0, 1}; row i is object i, column q is query q.
+# - ``prior`` is a list of M non-negative numbers; it is normalised here (floats).
+# - ``groups`` is None (object identification) or a list of M hashable labels.
+# - a tree is nested tuples: ``("leaf",)`` or ``(q, child_no, child_yes)``, where child_no
+#   receives the objects with ``B[i][q] == 0``. Routing objects through it is done here.
+# - ``lam`` is the cost base, a float in [1, inf] (``math.inf`` allowed where stated).
+# ---------------------------------------------------------------------------------------------
+
+LEAF_NODE = ("leaf",)
+_LN2 = math.log(2.0)
+
+
+def alpha_of(lam: float) -> float:
+    """The Rényi order α = 1 / (1 + log2 λ) that matches the cost base λ.
+
+    Examples: λ = 1 → 1, λ = 2 → 1/2, λ = 4 → 1/3, λ = inf → 0.
+    """
+    if lam == math.inf:
+        return 0.0
+    if not lam >= 1:
+        raise ValueError(f"lam must be in [1, inf], got {lam}")
+    # log1p(λ - 1) rather than log(λ): λ - 1 is exact, so t keeps its relative precision
+    # for λ just above 1.
+    t = math.log1p(lam - 1.0) / _LN2
+    return 1.0 / (1.0 + t)
+
+
+def _one_minus_alpha(lam: float) -> float:
+    """1 - α computed as t / (1 + t): no cancellation for λ near 1 (spec §3.8)."""
+    t = math.log1p(lam - 1.0) / _LN2
+    return t / (1.0 + t)
+
+
+def _normalised(masses) -> list[float]:
+    values = [float(m) for m in masses]
+    if any(m < 0 for m in values):
+        raise ValueError("masses must be non-negative")
+    total = math.fsum(values)
+    if total <= 0:
+        raise ValueError("masses must have a positive sum")
+    return [m / total for m in values]
+
+
+def renyi_entropy_bits(p, alpha: float) -> float:
+    """Rényi entropy of order ``alpha``, in bits, of the masses ``p`` (normalised here).
+
+    Zero masses are ignored. ``alpha == 1`` gives the Shannon entropy and ``alpha == 0`` the
+    log2 of the support size. Otherwise the stable form of spec §3.8 is used,
+    ``log1p(Σ p_i expm1((α - 1) ln p_i)) / ((1 - α) ln 2)``, which keeps full relative
+    precision for α close to 1, where the textbook formula cancels.
+    """
+    q = [m for m in _normalised(p) if m > 0]
+    if alpha == 1:
+        return -math.fsum(m * math.log2(m) for m in q)
+    if alpha == 0:
+        return math.log2(len(q))
+    u = math.fsum(m * math.expm1((alpha - 1.0) * math.log(m)) for m in q)
+    return math.log1p(u) / ((1.0 - alpha) * _LN2)
+
+
+def _binary_entropy(p: float) -> float:
+    if p <= 0 or p >= 1:
+        return 0.0
+    return -p * math.log2(p) - (1 - p) * math.log2(1 - p)
+
+
+def _shannon_bits(masses) -> float:
+    total = math.fsum(masses)
+    if total <= 0:
+        return 0.0
+    return -math.fsum(m / total * math.log2(m / total) for m in masses if m > 0)
+
+
+def _check_tree_shape(tree) -> None:
+    if tree == LEAF_NODE:
+        return
+    if not (isinstance(tree, tuple) and len(tree) == 3 and isinstance(tree[0], int)):
+        raise ValueError(f"not a query tree node: {tree!r}")
+    _check_tree_shape(tree[1])
+    _check_tree_shape(tree[2])
+
+
+def _walk(B, tree, objects, depth=0):
+    """Yield ``(depth, objects, split)`` for every node in preorder (node, no-child, yes-child).
+
+    ``split`` is None at a leaf and ``(q, objects_no, objects_yes)`` at an internal node; the
+    objects are routed by their own rows of ``B``.
+    """
+    if tree == LEAF_NODE:
+        yield depth, objects, None
+        return
+    q, no, yes = tree
+    left = [i for i in objects if not B[i][q]]
+    right = [i for i in objects if B[i][q]]
+    yield depth, objects, (q, left, right)
+    yield from _walk(B, no, left, depth + 1)
+    yield from _walk(B, yes, right, depth + 1)
+
+
+def tree_leaves(B, tree) -> list[tuple[int, list[int]]]:
+    """``(depth, objects)`` of every leaf of ``tree``, in preorder (empty leaves included)."""
+    _check_tree_shape(tree)
+    return [(d, objs) for d, objs, split in _walk(B, tree, list(range(len(B)))) if split is None]
+
+
+def leaf_depths(B, prior, groups, tree) -> list[int]:
+    """Number of queries the tree asks before it stops for each object (its leaf depth).
+
+    ``prior`` and ``groups`` are accepted for a uniform signature; depths depend only on the
+    rows of ``B``.
+    """
+    depths = [0] * len(B)
+    for d, objs in tree_leaves(B, tree):
+        for i in objs:
+            depths[i] = d
+    return depths
+
+
+def campbell_cost(masses, depths, lam: float) -> float:
+    """L_λ = log_λ Σ_i π_i λ^{d_i} of masses (normalised here) at depths ``depths``.
+
+    λ = 1 gives the expected depth and λ = inf the largest depth with a positive mass.
+    Evaluated without overflow for huge λ and without cancellation for λ near 1.
+    """
+    pairs = [(m, d) for m, d in zip(_normalised(masses), depths) if m > 0]
+    if lam == 1:
+        return math.fsum(m * d for m, d in pairs)
+    dmax = max(d for _, d in pairs)
+    if lam == math.inf:
+        return float(dmax)
+    t = math.log1p(lam - 1.0)  # ln λ
+    if t * dmax < 1.0:
+        # Σ π λ^d = 1 + Σ π expm1(d ln λ): the small excess over 1 is kept exactly.
+        return math.log1p(math.fsum(m * math.expm1(d * t) for m, d in pairs)) / t
+    # Factor out λ^dmax so that nothing overflows.
+    return dmax + math.log(math.fsum(m * math.exp((d - dmax) * t) for m, d in pairs)) / t
+
+
+def cost_from_tree(B, prior, groups, tree, lam: float) -> float:
+    """L_λ of ``tree`` under ``prior``: log_λ Σ_leaves π_leaf λ^{d_leaf} (spec §1.3).
+
+    λ = 1 gives the expected depth; λ = inf the largest depth of a leaf with positive mass.
+    """
+    return campbell_cost(prior, leaf_depths(B, prior, groups, tree), lam)
+
+
+def _labels(groups, M: int) -> list:
+    # Object identification is group identification with singleton groups.
+    return list(range(M)) if groups is None else list(groups)
+
+
+def _splits(B, S: frozenset, N: int):
+    """Every ``(S_no, S_yes)`` of a query that splits S into two non-empty parts."""
+    for q in range(N):
+        yes = frozenset(i for i in S if B[i][q])
+        if 0 < len(yes) < len(S):
+            yield q, S - yes, yes
+
+
+def optimal_cost(B, prior, groups, lam: float, max_depth: int | None = None) -> float:
+    """Exact optimum L* by the dynamic programme of spec §3.11 (memoised on frozensets).
+
+    - λ > 1: F(S) = π_S at a leaf, else min over splitting q of λ·[F(S_0) + F(S_1)];
+      L* = log_λ F(Θ).
+    - λ = 1: G(S) = 0 at a leaf, else π_S + min_q [G(S_0) + G(S_1)]; L* = G(Θ).
+    - λ = inf: W(S) = 0 at a leaf, else 1 + min_q max(W(S_0), W(S_1)); sets of zero mass
+      count as -inf, so only leaves with positive mass matter; L* = W(Θ).
+
+    A set is a leaf when it is pure (one object, or one group when ``groups`` is given), when
+    no query splits it (an impure leaf), or when it sits at depth ``max_depth``.
+    """
+    M = len(B)
+    N = len(B[0]) if M else 0
+    w = _normalised(prior)
+    label = _labels(groups, M)
+    everything = frozenset(range(M))
+
+    def mass(S):
+        return math.fsum(w[i] for i in S)
+
+    def is_leaf(S, depth):
+        if len({label[i] for i in S}) <= 1:
+            return True
+        return max_depth is not None and depth >= max_depth
+
+    memo: dict = {}
+
+    def solve(S, depth, leaf_value, combine):
+        key = (S, depth) if max_depth is not None else S
+        if key in memo:
+            return memo[key]
+        best = None
+        if not is_leaf(S, depth):
+            for _, S0, S1 in _splits(B, S, N):
+                v = combine(
+                    S,
+                    solve(S0, depth + 1, leaf_value, combine),
+                    solve(S1, depth + 1, leaf_value, combine),
+                )
+                if best is None or v < best:
+                    best = v
+        if best is None:  # pure, cut off, or no query splits S: a leaf
+            best = leaf_value(S)
+        memo[key] = best
+        return best
+
+    if lam == 1:
+        return solve(everything, 0, lambda S: 0.0, lambda S, a, b: mass(S) + a + b)
+    if lam == math.inf:
+
+        def w_leaf(S):
+            return 0.0 if mass(S) > 0 else -math.inf
+
+        return solve(everything, 0, w_leaf, lambda S, a, b: 1.0 + max(a, b))
+
+    t = math.log1p(lam - 1.0)  # ln λ
+    deepest = max(M - 1, 1) if max_depth is None else max(min(max_depth, M - 1), 1)
+    if t * deepest < 600:
+        # Excess E(S) = F(S) - π_S: E = 0 at a leaf, else λ·(E_0 + E_1) + (λ - 1)·π_S.
+        # λ - 1 is exact, so the excess keeps its relative precision even for λ near 1.
+        e = solve(
+            everything, 0, lambda S: 0.0, lambda S, a, b: lam * (a + b) + (lam - 1.0) * mass(S)
+        )
+        return math.log1p(e / mass(everything)) / t
+
+    # Huge λ: work with ln F to avoid overflow.
+    def ln_leaf(S):
+        m = mass(S)
+        return math.log(m) if m > 0 else -math.inf
+
+    lnf = solve(everything, 0, ln_leaf, lambda S, a, b: t + _logaddexp(a, b))
+    return lnf / t
+
+
+def _logaddexp(a: float, b: float) -> float:
+    if a == -math.inf:
+        return b
+    if b == -math.inf:
+        return a
+    hi, lo = max(a, b), min(a, b)
+    return hi + math.log1p(math.exp(lo - hi))
+
+
+def exponential_huffman_cost(weights, lam: float) -> float:
+    """Optimal L_λ of a binary prefix code for ``weights`` (normalised here), by Huffman.
+
+    λ = 1: classic Huffman, the cost is the sum of the merged weights. λ > 1: exponential
+    Huffman (Hu-Kleitman-Tamaki / Humblet), repeatedly replacing the two smallest weights
+    w1, w2 by λ(w1 + w2); the cost is log_λ of the final weight. λ = inf: ceil(log2 n) (all
+    weights must then be positive). With a complete query set this is the optimal query
+    tree's cost (spec §3.11).
+    """
+    w = _normalised(weights)
+    n = len(w)
+    if n == 1:
+        return 0.0
+    if lam == math.inf:
+        if any(x == 0 for x in w):
+            raise ValueError("lam=inf needs positive weights")
+        return float(math.ceil(math.log2(n) - 1e-12))
+    if lam == 1:
+        heap = list(w)
+        heapq.heapify(heap)
+        total = 0.0
+        while len(heap) > 1:
+            merged = heapq.heappop(heap) + heapq.heappop(heap)
+            total += merged
+            heapq.heappush(heap, merged)
+        return total
+    t = math.log1p(lam - 1.0)
+    if t * (n - 1) < 600:
+        # Entries (weight, mass, excess) with weight = mass + excess; a merge gives excess
+        # λ(e1 + e2) + (λ - 1)(m1 + m2). Tracking the excess keeps its relative precision
+        # for λ near 1, where the final weight is 1 + (something small).
+        heap = [(x, x, 0.0) for x in w]
+        heapq.heapify(heap)
+        while len(heap) > 1:
+            _, m1, e1 = heapq.heappop(heap)
+            _, m2, e2 = heapq.heappop(heap)
+            m, e = m1 + m2, lam * (e1 + e2) + (lam - 1.0) * (m1 + m2)
+            heapq.heappush(heap, (m + e, m, e))
+        _, m, e = heap[0]
+        return math.log1p(e / m) / t
+    # Huge λ: the same merges on ln w (a monotone map keeps the heap order).
+    heap = [math.log(x) if x > 0 else -math.inf for x in w]
+    heapq.heapify(heap)
+    while len(heap) > 1:
+        heapq.heappush(heap, t + _logaddexp(heapq.heappop(heap), heapq.heappop(heap)))
+    return heap[0] / t
+
+
+def _group_masses(objs, w, label) -> dict:
+    masses: dict = defaultdict(float)
+    for i in objs:
+        masses[label[i]] += w[i]
+    return masses
+
+
+def _diversity(masses, alpha: float) -> float:
+    """D_α = [Σ_i (m_i / m)^α]^{1/α}, the exponentiated Rényi entropy of the masses."""
+    total = math.fsum(masses)
+    return math.fsum((m / total) ** alpha for m in masses if m > 0) ** (1.0 / alpha)
+
+
+def node_diversity(prior, groups, objects, lam: float) -> float:
+    """D_α of an object set: over its groups (or its objects when ``groups`` is None).
+
+    Equals λ^{H_α} of the normalised group masses at the node; 1 for a pure node.
+    """
+    w = _normalised(prior)
+    label = _labels(groups, len(w))
+    return _diversity(list(_group_masses(objects, w, label).values()), alpha_of(lam))
+
+
+def theorem2_breakdown(B, prior, groups, lam: float, tree) -> dict:
+    """Every term of Theorem 2 (Theorem 1 when ``groups`` is None), for 1 < λ < inf.
+
+    Returns a dict with:
+
+    - ``entropy_term``: λ^{H_α(Π_y)} = ‖Π_y‖_α;
+    - ``nodes``: one dict per internal node in preorder, with ``objects`` (frozenset),
+      ``depth``, ``mass``, ``diversity`` (D_a), ``diversity_no``, ``diversity_yes``,
+      ``score`` (C_a = (π_l D_l + π_r D_r) / π_a) and
+      ``bracket`` ((λ - 1) λ^{d_a} - D_a + C_a); a node of zero mass has NaN entries and
+      contributes nothing;
+    - ``leaf_correction``: Σ_leaves π_j (D_j - 1) (zero when every leaf is pure);
+    - ``total``: entropy_term + Σ π_a bracket_a - leaf_correction;
+    - ``direct``: Σ_leaves π_j λ^{d_j}, which ``total`` must equal (spec §2.1).
+    """
+    if not 1 < lam < math.inf:
+        raise ValueError("Theorem 2 needs 1 < lam < inf")
+    M = len(B)
+    w = _normalised(prior)
+    label = _labels(groups, M)
+    alpha = alpha_of(lam)
+
+    def div(objs):
+        return _diversity(list(_group_masses(objs, w, label).values()), alpha)
+
+    entropy_term = div(range(M))
+    nodes, leaf_correction, direct = [], 0.0, 0.0
+    for d, objs, split in _walk(B, tree, list(range(M))):
+        m = math.fsum(w[i] for i in objs)
+        if split is None:
+            if m > 0:
+                leaf_correction += m * (div(objs) - 1.0)
+                direct += m * lam**d
+            continue
+        _, left, right = split
+        if m == 0:
+            nan = float("nan")
+            nodes.append(
+                dict(
+                    objects=frozenset(objs),
+                    depth=d,
+                    mass=0.0,
+                    diversity=nan,
+                    diversity_no=nan,
+                    diversity_yes=nan,
+                    score=nan,
+                    bracket=nan,
+                )
+            )
+            continue
+        m0 = math.fsum(w[i] for i in left)
+        m1 = math.fsum(w[i] for i in right)
+        d0 = div(left) if m0 > 0 else 1.0
+        d1 = div(right) if m1 > 0 else 1.0
+        da = div(objs)
+        score = (m0 * d0 + m1 * d1) / m
+        nodes.append(
+            dict(
+                objects=frozenset(objs),
+                depth=d,
+                mass=m,
+                diversity=da,
+                diversity_no=d0,
+                diversity_yes=d1,
+                score=score,
+                bracket=(lam - 1.0) * lam**d - da + score,
+            )
+        )
+    gap = math.fsum(n["mass"] * n["bracket"] for n in nodes if n["mass"] > 0)
+    return dict(
+        entropy_term=entropy_term,
+        nodes=nodes,
+        leaf_correction=leaf_correction,
+        total=entropy_term + gap - leaf_correction,
+        direct=direct,
+    )
+
+
+def theorem2_total(B, prior, groups, lam: float, tree) -> float:
+    """λ^{H_α(Π_y)} + Σ_a π_a[(λ-1)λ^{d_a} - D_a + (π_l/π_a)D_l + (π_r/π_a)D_r]
+    - Σ_j π_j(D_j - 1), which equals Σ_leaves π_j λ^{d_j} = λ^{L_λ} (spec §2.1)."""
+    return theorem2_breakdown(B, prior, groups, lam, tree)["total"]
+
+
+def corollary3_breakdown(B, prior, groups, tree) -> dict:
+    """Every term of Corollary 3 (Corollary 1 when ``groups`` is None), the λ = 1 case.
+
+    Returns a dict with ``entropy_term`` (H(Π_y) in bits), ``nodes`` (preorder dicts with
+    ``objects``, ``depth``, ``mass``, ``rho`` and ``bracket`` = 1 - H(ρ_a) +
+    Σ_i (π_a^i/π_a) H(ρ_a^i)), ``leaf_correction`` (Σ_j π_j H(Y | leaf j)), ``total``
+    (entropy_term + Σ π_a bracket_a - leaf_correction) and ``direct`` (Σ_j π_j d_j).
+    """
+    M = len(B)
+    w = _normalised(prior)
+    label = _labels(groups, M)
+    entropy_term = _shannon_bits(list(_group_masses(range(M), w, label).values()))
+    nodes, leaf_correction, direct = [], 0.0, 0.0
+    for d, objs, split in _walk(B, tree, list(range(M))):
+        m = math.fsum(w[i] for i in objs)
+        if split is None:
+            leaf_correction += m * _shannon_bits(list(_group_masses(objs, w, label).values()))
+            direct += m * d
+            continue
+        _, left, right = split
+        if m == 0:
+            nodes.append(
+                dict(
+                    objects=frozenset(objs),
+                    depth=d,
+                    mass=0.0,
+                    rho=float("nan"),
+                    bracket=float("nan"),
+                )
+            )
+            continue
+        m0 = math.fsum(w[i] for i in left)
+        m1 = math.fsum(w[i] for i in right)
+        rho = max(m0, m1) / m
+        g0 = _group_masses(left, w, label)
+        g1 = _group_masses(right, w, label)
+        within = 0.0
+        for g, ga in _group_masses(objs, w, label).items():
+            if ga > 0:  # groups absent at the node contribute nothing (spec §1.4)
+                within += ga / m * _binary_entropy(max(g0.get(g, 0.0), g1.get(g, 0.0)) / ga)
+        nodes.append(
+            dict(
+                objects=frozenset(objs),
+                depth=d,
+                mass=m,
+                rho=rho,
+                bracket=1.0 - _binary_entropy(rho) + within,
+            )
+        )
+    gap = math.fsum(n["mass"] * n["bracket"] for n in nodes if n["mass"] > 0)
+    return dict(
+        entropy_term=entropy_term,
+        nodes=nodes,
+        leaf_correction=leaf_correction,
+        total=entropy_term + gap - leaf_correction,
+        direct=direct,
+    )
+
+
+def corollary3_total(B, prior, groups, tree) -> float:
+    """H(Π_y) + Σ_a π_a[1 - H(ρ_a) + Σ_i (π_a^i/π_a) H(ρ_a^i)] - Σ_j π_j H(Y|j) = L_1."""
+    return corollary3_breakdown(B, prior, groups, tree)["total"]
+
+
+GREEDY_RULES = ("gbs", "lambda", "ggbs", "lambda-ggbs", "count", "group-count")
+
+
+def greedy_reference_tree(
+    B,
+    prior,
+    groups,
+    lam: float,
+    rule: str,
+    return_unique: bool = False,
+    unique_tol: float = 1e-9,
+):
+    """A slow reference of the greedy top-down builders, with the plain (textbook) scores.
+
+    Rules (minimised at each node; l, r are the no/yes children of the node a):
+
+    - ``"gbs"``: ρ_a = max(π_l, π_r) / π_a;
+    - ``"lambda"``: (‖π restricted to l‖_α + ‖π restricted to r‖_α) / π_a, object level;
+    - ``"ggbs"``: 1 - H(ρ_a) + Σ_i (π_a^i/π_a) H(ρ_a^i);
+    - ``"lambda-ggbs"``: (‖group masses in l‖_α + ‖group masses in r‖_α) / π_a;
+    - ``"count"``: max(|Θ_l|, |Θ_r|); ``"group-count"``: max(N_l, N_r) (groups present).
+
+    Candidates are the queries that split the node into two non-empty parts; the chosen one
+    is the lowest query index among the scores within 1e-12 (relative) of the minimum.
+    A node stops at one object, or at one group when ``groups`` is given (whatever the
+    rule); a node no query splits becomes an impure leaf. A node of zero mass is scored with
+    uniform weights (spec §3.9). The plain "lambda" formulas cancel near λ = 1: use them at
+    λ away from 1 (1.5, 2, 4, ...).
+
+    With ``return_unique=True`` returns ``(tree, unique)``, where ``unique`` is False when at
+    some node a query inducing a *different* partition scores within ``unique_tol``
+    (relative) of the minimum, i.e. when another implementation (other rounding, or a
+    continuous variant of the score such as λ-GBS at λ near 1) could choose differently.
+    """
+    if rule not in GREEDY_RULES:
+        raise ValueError(f"unknown rule {rule!r}")
+    M = len(B)
+    N = len(B[0]) if M else 0
+    w = _normalised(prior)
+    label = _labels(groups, M)
+    alpha = alpha_of(lam) if rule in ("lambda", "lambda-ggbs") else 1.0
+    unique = True
+
+    def quasi_norm(masses):
+        return math.fsum(m**alpha for m in masses if m > 0) ** (1.0 / alpha)
+
+    def score(objs, left, right, weight):
+        ma = math.fsum(weight[i] for i in objs)
+        if rule == "count":
+            return float(max(len(left), len(right)))
+        if rule == "group-count":
+            return float(max(len({label[i] for i in left}), len({label[i] for i in right})))
+        m0 = math.fsum(weight[i] for i in left)
+        m1 = math.fsum(weight[i] for i in right)
+        if rule == "gbs":
+            return max(m0, m1) / ma
+        if rule == "lambda":
+            return (
+                quasi_norm([weight[i] for i in left]) + quasi_norm([weight[i] for i in right])
+            ) / ma
+        g0 = _group_masses(left, weight, label)
+        g1 = _group_masses(right, weight, label)
+        if rule == "lambda-ggbs":
+            return (quasi_norm(g0.values()) + quasi_norm(g1.values())) / ma
+        within = 0.0  # "ggbs"
+        for g, ga in _group_masses(objs, weight, label).items():
+            if ga > 0:
+                within += ga / ma * _binary_entropy(max(g0.get(g, 0.0), g1.get(g, 0.0)) / ga)
+        return 1.0 - _binary_entropy(max(m0, m1) / ma) + within
+
+    def build(objs):
+        nonlocal unique
+        if len({label[i] for i in objs}) <= 1:
+            return LEAF_NODE
+        weight = w if math.fsum(w[i] for i in objs) > 0 else [1.0] * M
+        scored = []
+        for q in range(N):
+            right = [i for i in objs if B[i][q]]
+            left = [i for i in objs if not B[i][q]]
+            if left and right:
+                scored.append((score(objs, left, right, weight), q, left, right))
+        if not scored:
+            return LEAF_NODE  # nothing splits this set: an impure (ambiguous) leaf
+        best = min(s for s, *_ in scored)
+        chosen = next(c for c in scored if c[0] <= best + 1e-12 * abs(best))
+        _, q, left, right = chosen
+        partition = {frozenset(left), frozenset(right)}
+        for s, _, l2, r2 in scored:
+            if s <= best + unique_tol * abs(best) and {frozenset(l2), frozenset(r2)} != partition:
+                unique = False
+        return (q, build(left), build(right))
+
+    tree = build(list(range(M)))
+    return (tree, unique) if return_unique else tree
+
+
+def random_query_problem(
+    rng: random.Random, M: int, N: int, with_groups: bool = False, n_groups: int = 2
+):
+    """A random identifiable problem ``(B, prior, groups)``.
+
+    ``B`` is an M × N list of 0/1 rows: distinct rows for object identification, or, with
+    groups, rows that differ between any two objects of different groups (resampled until
+    so). ``prior`` is random, positive and normalised; ``groups`` is None or a list of labels
+    in ``range(n_groups)``.
+    """
+    if not with_groups and M > 2**N:
+        raise ValueError(f"{M} distinct rows need at least {math.ceil(math.log2(M))} queries")
+    prior = _normalised([rng.uniform(0.05, 1.0) for _ in range(M)])
+    if not with_groups:
+        # Uniform over ordered tuples of distinct rows, i.e. iid rows conditioned on
+        # distinctness.
+        codes = rng.sample(range(2**N), M)
+        return [[(c >> j) & 1 for j in range(N)] for c in codes], prior, None
+    groups = [rng.randrange(n_groups) for _ in range(M)]
+    for _ in range(100_000):
+        B = [[rng.randrange(2) for _ in range(N)] for _ in range(M)]
+        seen: dict = {}
+        if all(seen.setdefault(tuple(row), g) == g for row, g in zip(B, groups)):
+            return B, prior, groups
+    raise ValueError("could not draw rows that identify the groups; use more queries")
+
+
+def complete_query_set(M: int) -> list[list[int]]:
+    """The M × (2^M - 2) matrix whose columns are all proper non-empty subsets of objects.
+
+    Column k (k = 0 .. 2^M - 3) is the subset whose bitmask is k + 1 (bit i = object i).
+    """
+    return [[(mask >> i) & 1 for mask in range(1, 2**M - 1)] for i in range(M)]

@@ -34,6 +34,10 @@ def check_matrix(B: Any) -> tuple[np.ndarray, list[str], list[str]]:
         query_names = [f"x{j}" for j in range(values.shape[1])]
     if values.shape[0] == 0:
         raise DataError("the query matrix has no objects (rows)")
+    if values.dtype == bool:
+        return np.ascontiguousarray(values, dtype=np.uint8), object_names, query_names
+    if values.dtype.kind in "iuf" and np.isin(values, (0, 1)).all():
+        return np.ascontiguousarray(values, dtype=np.uint8), object_names, query_names
     out = np.empty(values.shape, dtype=np.uint8)
     for j in range(values.shape[1]):
         out[:, j] = _binary_column(values[:, j], query_names[j])
@@ -97,8 +101,11 @@ def check_groups(groups: Any, n_objects: int) -> tuple[np.ndarray, np.ndarray]:
 def identical_row_sets(answers: np.ndarray, target: np.ndarray) -> list[np.ndarray]:
     """Sets of objects with identical rows that a tree could not tell apart although their
     targets differ (each set lists object indices)."""
-    _, inverse = np.unique(answers, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    # Rows as opaque byte strings: hashing them is much faster than a row-wise unique.
+    first_seen: dict[bytes, int] = {}
+    inverse = np.array(
+        [first_seen.setdefault(row.tobytes(), len(first_seen)) for row in answers], dtype=np.int64
+    )
     out = []
     for cls in np.flatnonzero(np.bincount(inverse) > 1):
         members = np.flatnonzero(inverse == cls)

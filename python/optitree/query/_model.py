@@ -140,14 +140,14 @@ class QuestionTree:
             raise DataError("target codes must index target_names")
 
     def _depths(self) -> np.ndarray:
+        # Level by level from the root: vectorised, and it visits every node exactly once.
         depth = np.zeros(self.n_nodes, dtype=np.int64)
-        stack = [0]
-        while stack:
-            a = stack.pop()
-            if self.query[a] >= 0:
-                for c in self.children[a]:
-                    depth[c] = depth[a] + 1
-                    stack.append(int(c))
+        level, d = np.array([0]), 0
+        while len(level):
+            inner = level[self.query[level] >= 0]
+            level = self.children[inner].ravel()
+            d += 1
+            depth[level] = d
         return depth
 
     @property
@@ -210,10 +210,11 @@ class QuestionTree:
     def _node_masses(self, prior: np.ndarray) -> np.ndarray:
         mass = np.zeros(self.n_nodes)
         np.add.at(mass, self.leaf_of_object, prior)
-        # Node numbering is not topological, so sum bottom-up by decreasing depth.
-        for a in np.argsort(-self._depth, kind="stable"):
-            if self.query[a] >= 0:
-                mass[a] = mass[self.children[a, 0]] + mass[self.children[a, 1]]
+        # Node numbering is not topological, so sum bottom-up one depth level at a time.
+        inner = self.query >= 0
+        for d in range(int(self._depth.max(initial=0)) - 1, -1, -1):
+            level = np.flatnonzero(inner & (self._depth == d))
+            mass[level] = mass[self.children[level, 0]] + mass[self.children[level, 1]]
         return mass
 
     # ------------------------------------------------------------------ costs

@@ -1,7 +1,7 @@
 //! Per-node greedy scores (lower is better) for every query that splits a node.
 //!
 //! All λ-rules are computed in a form that is continuous and accurate over all of `[1, ∞]`
-//! (spec §3.8): near λ = 1 the exponentiated-Rényi score `C_a` bunches up at 1, so for λ ≤ 2 we
+//! (spec §3.8): near λ = 1 the exponentiated-Rényi score `C_a` bunches up at 1, so for λ ≤ 1.05 we
 //! rank by `(C_a − 1)/(1 − α)` evaluated with `expm1`/`log1p`; above, `C_a` overflows, so we rank
 //! by `ln(π_a C_a)` computed in the log domain. Both are increasing functions of `C_a`, so they
 //! pick the same query. Masses are normalised to the node (`π_i / π_a`); a node whose mass is zero
@@ -9,6 +9,8 @@
 //! as "node total minus the other child", so an empty or tiny child is exact.
 //!
 //! Invariant: a query that does not split the node (one side empty by count) scores NaN.
+
+use std::ops::Range;
 
 use super::QueryProblem;
 
@@ -60,10 +62,19 @@ pub fn alpha_and_complement(lambda: f64) -> (f64, f64) {
 }
 
 /// Above this cost base the λ-rules rank in the log domain, at or below it by the stable excess.
-const LOG_DOMAIN_ABOVE: f64 = 2.0;
+const LOG_DOMAIN_ABOVE: f64 = 1.05;
 
 /// Relative tolerance within which two scores count as tied.
 pub const TIE_TOLERANCE: f64 = 1e-12;
+
+/// Nodes with at least this many (object, query) cells are scored on two threads, each taking
+/// half of the queries; every query's sums are accumulated in the same order either way, so the
+/// result does not depend on the split.
+const PARALLEL_CELLS: usize = 1 << 20;
+
+/// Nodes with at most this many objects score each distinct yes-set once (see
+/// [`NodeScorer::small_node_scores`]).
+const SMALL_NODE: usize = 10;
 
 /// Scores of every query at the node holding `objects` (NaN for queries that do not split it).
 pub fn node_scores(
@@ -72,21 +83,28 @@ pub fn node_scores(
     lambda: f64,
     objects: &[u32],
 ) -> Vec<f64> {
-    let criterion = criterion.at(lambda);
-    let n_queries = problem.n_queries();
-    let yes_count = yes_counts(problem, objects);
-    let total = objects.len() as u32;
-    let mut scores = if criterion.uses_groups() {
-        group_scores(problem, criterion, lambda, objects)
-    } else {
-        object_scores(problem, criterion, lambda, objects, &yes_count)
-    };
-    for q in 0..n_queries {
-        if yes_count[q] == 0 || yes_count[q] == total {
-            scores[q] = f64::NAN;
+    let node = NodeScorer::new(problem, criterion.at(lambda), lambda, objects);
+    let n = problem.n_queries();
+    if objects.len() * n < PARALLEL_CELLS || n < 2 {
+        return node.scores(0..n);
+    }
+    let mid = n / 2;
+    let (mut low, high) = std::thread::scope(|scope| {
+        let high = scope.spawn(|| node.scores(mid..n));
+        let low = node.scores(0..mid);
+        (low, high.join())
+    });
+    match high {
+        Ok(high) => {
+            low.extend(high);
+            low
+        }
+        // A panic cannot happen in pure arithmetic; if it did, score the rest here.
+        Err(_) => {
+            low.extend(node.scores(mid..n));
+            low
         }
     }
-    scores
 }
 
 /// The queries whose score is within [`TIE_TOLERANCE`] of the best, in index order.
@@ -108,15 +126,257 @@ pub fn tied_best(scores: &[f64]) -> Vec<usize> {
         .collect()
 }
 
-/// How many objects of the node answer yes to each query.
-fn yes_counts(problem: &QueryProblem, objects: &[u32]) -> Vec<u32> {
-    let mut counts = vec![0u32; problem.n_queries()];
-    for &i in objects {
-        for (c, &a) in counts.iter_mut().zip(problem.row(i as usize)) {
-            *c += u32::from(a);
+/// What the scoring of one node needs once, whatever range of queries it scores.
+struct NodeScorer<'a> {
+    problem: &'a QueryProblem,
+    criterion: Criterion,
+    lambda: f64,
+    alpha: f64,
+    eps: f64,
+    objects: &'a [u32],
+    /// Per-object weights summed on each side of every query (object rules), see [`Self::new`].
+    weights: Vec<Vec<f64>>,
+    /// Node-local group index of every object, and the number of groups present (group rules).
+    slot: Vec<usize>,
+    n_local: usize,
+}
+
+impl<'a> NodeScorer<'a> {
+    fn new(
+        problem: &'a QueryProblem,
+        criterion: Criterion,
+        lambda: f64,
+        objects: &'a [u32],
+    ) -> Self {
+        let (alpha, eps) = alpha_and_complement(lambda);
+        let q = relative_masses(problem, objects);
+        let weights = match criterion {
+            Criterion::Gbs => vec![q],
+            Criterion::LambdaGbs if lambda > LOG_DOMAIN_ABOVE => {
+                vec![q.iter().map(|&x| x.powf(alpha)).collect()]
+            }
+            Criterion::LambdaGbs => {
+                // Stable excess needs P_c = Σ q_i and E_c = Σ q_i·expm1(−ε ln q_i) per side.
+                let e = q
+                    .iter()
+                    .map(|&x| {
+                        if x > 0.0 {
+                            x * (-eps * x.ln()).exp_m1()
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+                vec![q, e]
+            }
+            Criterion::Count => Vec::new(),
+            Criterion::Ggbs | Criterion::LambdaGgbs | Criterion::GroupCount => vec![q],
+        };
+        let (slot, n_local) = if criterion.uses_groups() {
+            local_groups(problem, objects)
+        } else {
+            (Vec::new(), 0)
+        };
+        NodeScorer {
+            problem,
+            criterion,
+            lambda,
+            alpha,
+            eps,
+            objects,
+            weights,
+            slot,
+            n_local,
         }
     }
-    counts
+
+    fn scores(&self, range: Range<usize>) -> Vec<f64> {
+        if self.objects.len() <= SMALL_NODE {
+            self.small_node_scores(range)
+        } else if self.criterion.uses_groups() {
+            self.group_scores(range)
+        } else {
+            self.object_scores(range)
+        }
+    }
+
+    /// Object rules: one pass over the node's rows accumulating, per query, the yes-count and
+    /// every weight on each side (directly, never as "total minus the other side").
+    fn object_scores(&self, range: Range<usize>) -> Vec<f64> {
+        let n = range.len();
+        let k = self.weights.len();
+        let mut yes_count = vec![0.0f64; n];
+        let mut yes = vec![vec![0.0f64; n]; k];
+        let mut no = vec![vec![0.0f64; n]; k];
+        for (pos, &i) in self.objects.iter().enumerate() {
+            let row = &self.problem.row(i as usize)[range.clone()];
+            for (c, &a) in yes_count.iter_mut().zip(row) {
+                *c += f64::from(a);
+            }
+            for w in 0..k {
+                let wi = self.weights[w][pos];
+                if wi == 0.0 {
+                    continue;
+                }
+                // Branch-free so the loop vectorises; `w − w·b` is exact for b ∈ {0, 1}.
+                for ((y, o), &a) in yes[w].iter_mut().zip(no[w].iter_mut()).zip(row) {
+                    let wb = wi * f64::from(a);
+                    *y += wb;
+                    *o += wi - wb;
+                }
+            }
+        }
+        let total = self.objects.len() as f64;
+        (0..n)
+            .map(|j| {
+                let side = |sums: &[Vec<f64>]| {
+                    [
+                        sums.first().map_or(0.0, |v| v[j]),
+                        sums.get(1).map_or(0.0, |v| v[j]),
+                    ]
+                };
+                self.finish_object(yes_count[j], total, side(&no), side(&yes))
+            })
+            .collect()
+    }
+
+    /// The object-rule score of one partition from its yes-count and per-side weight sums.
+    fn finish_object(&self, ny: f64, total: f64, no: [f64; 2], yes: [f64; 2]) -> f64 {
+        if ny == 0.0 || ny == total {
+            return f64::NAN;
+        }
+        match self.criterion {
+            Criterion::Count => ny.max(total - ny),
+            Criterion::Gbs => no[0].max(yes[0]),
+            Criterion::LambdaGbs if self.lambda > LOG_DOMAIN_ABOVE => {
+                // ln(π_a C_a) = ln(s_no^(1/α) + s_yes^(1/α)), s_c = Σ_{i∈c} q_i^α.
+                log_add_exp(no[0].ln() / self.alpha, yes[0].ln() / self.alpha)
+            }
+            _ => {
+                excess_from_sums(no[0], no[1], self.alpha, self.eps)
+                    + excess_from_sums(yes[0], yes[1], self.alpha, self.eps)
+            }
+        }
+    }
+
+    /// Group rules: per query and side, the mass (or count) of every group present.
+    fn group_scores(&self, range: Range<usize>) -> Vec<f64> {
+        let (n, m) = (range.len(), self.n_local);
+        let mut yes_count = vec![0u32; n * m];
+        let mut all = vec![0u32; m];
+        let (mut no, mut yes) = (vec![0.0; n * m], vec![0.0; n * m]);
+        for ((&i, &g), &wi) in self.objects.iter().zip(&self.slot).zip(&self.weights[0]) {
+            all[g] += 1;
+            let row = &self.problem.row(i as usize)[range.clone()];
+            for (j, &a) in row.iter().enumerate() {
+                let wb = wi * f64::from(a);
+                yes_count[j * m + g] += u32::from(a);
+                yes[j * m + g] += wb;
+                no[j * m + g] += wi - wb;
+            }
+        }
+        (0..n)
+            .map(|j| {
+                let cells = j * m..(j + 1) * m;
+                self.finish_group(
+                    &yes_count[cells.clone()],
+                    &all,
+                    &no[cells.clone()],
+                    &yes[cells],
+                )
+            })
+            .collect()
+    }
+
+    /// The group-rule score of one partition from per-group yes-counts, group sizes and
+    /// per-side group masses.
+    fn finish_group(&self, counts: &[u32], all: &[u32], no: &[f64], yes: &[f64]) -> f64 {
+        let ny: u32 = counts.iter().sum();
+        if ny == 0 || ny == all.iter().sum::<u32>() {
+            return f64::NAN;
+        }
+        let in_logs = self.criterion == Criterion::LambdaGgbs && self.lambda > LOG_DOMAIN_ABOVE;
+        let side_term = |cell: &[f64]| match self.criterion {
+            Criterion::Ggbs => weighted_entropy(cell),
+            _ if in_logs => log_quasi_norm(cell, self.alpha),
+            _ => group_excess(cell, self.alpha, self.eps),
+        };
+        match self.criterion {
+            Criterion::GroupCount => {
+                let n_yes = counts.iter().filter(|&&c| c > 0).count();
+                let n_no = counts.iter().zip(all).filter(|(&c, &a)| a > c).count();
+                n_yes.max(n_no) as f64
+            }
+            _ if in_logs => log_add_exp(side_term(no), side_term(yes)),
+            _ => side_term(no) + side_term(yes),
+        }
+    }
+
+    /// Small nodes: a query's score depends only on which objects answer yes, and a node of
+    /// `n` objects has at most `2^n` such sets, so each distinct set is scored once. This keeps
+    /// the many tiny nodes near the leaves from paying a full score per query.
+    fn small_node_scores(&self, range: Range<usize>) -> Vec<f64> {
+        let mut masks = vec![0u32; range.len()];
+        for (pos, &i) in self.objects.iter().enumerate() {
+            let row = &self.problem.row(i as usize)[range.clone()];
+            for (mask, &a) in masks.iter_mut().zip(row) {
+                *mask |= u32::from(a) << pos;
+            }
+        }
+        let mut memo = vec![None; 1usize << self.objects.len()];
+        masks
+            .iter()
+            .map(|&mask| *memo[mask as usize].get_or_insert_with(|| self.partition_score(mask)))
+            .collect()
+    }
+
+    /// The score of the partition whose yes-side is the objects at the set bits of `mask`.
+    fn partition_score(&self, mask: u32) -> f64 {
+        let is_yes = |pos: usize| (mask >> pos) & 1 == 1;
+        if !self.criterion.uses_groups() {
+            let (mut no, mut yes) = ([0.0; 2], [0.0; 2]);
+            for pos in 0..self.objects.len() {
+                let side = if is_yes(pos) { &mut yes } else { &mut no };
+                for (k, w) in self.weights.iter().enumerate() {
+                    side[k] += w[pos];
+                }
+            }
+            let total = self.objects.len() as f64;
+            return self.finish_object(f64::from(mask.count_ones()), total, no, yes);
+        }
+        let m = self.n_local;
+        let (mut counts, mut all) = (vec![0u32; m], vec![0u32; m]);
+        let (mut no, mut yes) = (vec![0.0; m], vec![0.0; m]);
+        for (pos, &g) in self.slot.iter().enumerate() {
+            all[g] += 1;
+            let w = self.weights[0][pos];
+            if is_yes(pos) {
+                counts[g] += 1;
+                yes[g] += w;
+            } else {
+                no[g] += w;
+            }
+        }
+        self.finish_group(&counts, &all, &no, &yes)
+    }
+}
+
+/// Node-local index of each object's group (in order of first appearance) and their number.
+fn local_groups(problem: &QueryProblem, objects: &[u32]) -> (Vec<usize>, usize) {
+    let mut local = vec![usize::MAX; problem.n_groups()];
+    let mut n_local = 0usize;
+    let slot = objects
+        .iter()
+        .map(|&i| {
+            let g = problem.group(i as usize) as usize;
+            if local[g] == usize::MAX {
+                local[g] = n_local;
+                n_local += 1;
+            }
+            local[g]
+        })
+        .collect();
+    (slot, n_local)
 }
 
 /// Each object's mass relative to the node; the uniform prior if the node has no mass.
@@ -130,77 +390,6 @@ fn relative_masses(problem: &QueryProblem, objects: &[u32]) -> Vec<f64> {
     } else {
         vec![1.0 / objects.len() as f64; objects.len()]
     }
-}
-
-/// Per query, the sums of `weight` over the node's no-objects and yes-objects.
-fn side_sums(problem: &QueryProblem, objects: &[u32], weight: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let n = problem.n_queries();
-    let (mut no, mut yes) = (vec![0.0; n], vec![0.0; n]);
-    for (&i, &w) in objects.iter().zip(weight) {
-        if w == 0.0 {
-            continue;
-        }
-        let row = problem.row(i as usize);
-        for q in 0..n {
-            // Branch-free so the loop vectorises; `w − w·b` is exact for b ∈ {0, 1}.
-            let wb = w * f64::from(row[q]);
-            yes[q] += wb;
-            no[q] += w - wb;
-        }
-    }
-    (no, yes)
-}
-
-fn object_scores(
-    problem: &QueryProblem,
-    criterion: Criterion,
-    lambda: f64,
-    objects: &[u32],
-    yes_count: &[u32],
-) -> Vec<f64> {
-    let total = objects.len() as u32;
-    if criterion == Criterion::Count {
-        return yes_count
-            .iter()
-            .map(|&y| f64::from(y.max(total - y)))
-            .collect();
-    }
-    let q = relative_masses(problem, objects);
-    if criterion == Criterion::Gbs {
-        let (no, yes) = side_sums(problem, objects, &q);
-        return no.iter().zip(&yes).map(|(a, b)| a.max(*b)).collect();
-    }
-    let (alpha, eps) = alpha_and_complement(lambda);
-    if lambda > LOG_DOMAIN_ABOVE {
-        // ln(π_a C_a) = ln(s_no^(1/α) + s_yes^(1/α)) with s_c = Σ_{i∈c} q_i^α.
-        let powered: Vec<f64> = q.iter().map(|&x| x.powf(alpha)).collect();
-        let (no, yes) = side_sums(problem, objects, &powered);
-        return no
-            .iter()
-            .zip(&yes)
-            .map(|(a, b)| log_add_exp(a.ln() / alpha, b.ln() / alpha))
-            .collect();
-    }
-    // Stable excess: with P_c = Σ q_i and E_c = Σ q_i·expm1(−ε ln q_i) per side, the child's
-    // normalised Σ p^α − 1 is u_c = (E_c/P_c)·e^b + expm1(b), b = ε ln P_c (see module docs).
-    let e: Vec<f64> = q
-        .iter()
-        .map(|&x| {
-            if x > 0.0 {
-                x * (-eps * x.ln()).exp_m1()
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let (p_no, p_yes) = side_sums(problem, objects, &q);
-    let (e_no, e_yes) = side_sums(problem, objects, &e);
-    (0..problem.n_queries())
-        .map(|k| {
-            excess_from_sums(p_no[k], e_no[k], alpha, eps)
-                + excess_from_sums(p_yes[k], e_yes[k], alpha, eps)
-        })
-        .collect()
 }
 
 /// One child's term `P_c (D_c − 1) / ε` of the stable λ-GBS score.
@@ -225,75 +414,6 @@ pub fn log_add_exp(a: f64, b: f64) -> f64 {
         return hi;
     }
     hi + (lo - hi).exp().ln_1p()
-}
-
-fn group_scores(
-    problem: &QueryProblem,
-    criterion: Criterion,
-    lambda: f64,
-    objects: &[u32],
-) -> Vec<f64> {
-    // Local group index for the groups present at the node.
-    let mut local = vec![u32::MAX; problem.n_groups()];
-    let mut n_local = 0usize;
-    let slot: Vec<usize> = objects
-        .iter()
-        .map(|&i| {
-            let g = problem.group(i as usize) as usize;
-            if local[g] == u32::MAX {
-                local[g] = n_local as u32;
-                n_local += 1;
-            }
-            local[g] as usize
-        })
-        .collect();
-    let n = problem.n_queries();
-    let m = n_local;
-    if criterion == Criterion::GroupCount {
-        let mut yes = vec![0u32; n * m];
-        let mut all = vec![0u32; m];
-        for (&i, &g) in objects.iter().zip(&slot) {
-            all[g] += 1;
-            for (q, &a) in problem.row(i as usize).iter().enumerate() {
-                yes[q * m + g] += u32::from(a);
-            }
-        }
-        return (0..n)
-            .map(|q| {
-                let cell = &yes[q * m..(q + 1) * m];
-                let n_yes = cell.iter().filter(|&&c| c > 0).count();
-                let n_no = cell.iter().zip(&all).filter(|(&c, &a)| a > c).count();
-                n_yes.max(n_no) as f64
-            })
-            .collect();
-    }
-    let w = relative_masses(problem, objects);
-    let (mut no, mut yes) = (vec![0.0; n * m], vec![0.0; n * m]);
-    for ((&i, &g), &wi) in objects.iter().zip(&slot).zip(&w) {
-        for (q, &a) in problem.row(i as usize).iter().enumerate() {
-            let wb = wi * f64::from(a);
-            yes[q * m + g] += wb;
-            no[q * m + g] += wi - wb;
-        }
-    }
-    let (alpha, eps) = alpha_and_complement(lambda);
-    let in_logs = criterion == Criterion::LambdaGgbs && lambda > LOG_DOMAIN_ABOVE;
-    let side_term = |cell: &[f64]| match criterion {
-        Criterion::Ggbs => weighted_entropy(cell),
-        _ if in_logs => log_quasi_norm(cell, alpha),
-        _ => group_excess(cell, alpha, eps),
-    };
-    (0..n)
-        .map(|q| {
-            let a = side_term(&no[q * m..(q + 1) * m]);
-            let b = side_term(&yes[q * m..(q + 1) * m]);
-            if in_logs {
-                log_add_exp(a, b)
-            } else {
-                a + b
-            }
-        })
-        .collect()
 }
 
 /// `m_c · H(groups in c)` in nats, from the child's group masses (relative to the node).

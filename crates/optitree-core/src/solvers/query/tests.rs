@@ -69,26 +69,50 @@ fn e2_root_switches_with_lambda() {
     assert_eq!(root_choice(&p, Criterion::Count, f64::INFINITY), vec![3]);
 }
 
+/// The plain `C_a = Σ_c (Σ_{i∈c} π_i^α)^(1/α)` of a root split of E2 (π sums to 1).
+fn plain_c(prior: &[f64], yes: &[bool], lambda: f64) -> f64 {
+    let (alpha, _) = score::alpha_and_complement(lambda);
+    let side = |want: bool| -> f64 {
+        let s: f64 = prior
+            .iter()
+            .zip(yes)
+            .filter(|(_, &y)| y == want)
+            .map(|(p, _)| p.powf(alpha))
+            .sum();
+        s.powf(1.0 / alpha)
+    };
+    side(false) + side(true)
+}
+
 #[test]
-fn e2_stable_score_matches_the_plain_formula() {
-    // Away from λ = 1 the plain C_a = Σ_c (Σ_{i∈c} π_i^α)^(1/α) (spec §6: 1.166185 … at λ = 1.2).
+fn e2_scores_match_the_spec_and_the_plain_formula() {
     let p = e2();
     let all: Vec<u32> = (0..4).collect();
+    // Spec §6 E2 root values of C_a; above λ = 1.05 the score is ln C_a (π_a = 1).
     for (lambda, expected) in [
         (1.2, [1.166185, 1.229136, 1.252033, 1.183253]),
         (1.5, [1.447381, 1.624271, 1.684377, 1.462713]),
+        (4.0, [4.971429, 6.597142, 7.116047, 3.819535]),
     ] {
-        let (alpha, eps) = score::alpha_and_complement(lambda);
-        let got = node_scores(&p, Criterion::LambdaGbs, lambda, &all);
-        for (g, e) in got.iter().zip(expected) {
-            let c = 1.0 + g * eps;
-            assert!((c - e).abs() < 1e-6, "λ={lambda}: {c} vs {e} (α={alpha})");
-        }
-    }
-    for (lambda, expected) in [(4.0, [4.971429, 6.597142, 7.116047, 3.819535])] {
         let got = node_scores(&p, Criterion::LambdaGbs, lambda, &all);
         for (g, e) in got.iter().zip(expected) {
             assert!((g.exp() - e).abs() < 1e-6, "λ={lambda}: {} vs {e}", g.exp());
+        }
+    }
+    // Near λ = 1 the score is the stable excess (C_a − 1)/(1 − α).
+    let prior = [0.5, 0.2, 0.15, 0.15];
+    let columns = [
+        [true, false, false, false],
+        [false, true, false, false],
+        [false, false, true, false],
+        [true, true, false, false],
+    ];
+    for lambda in [1.01, 1.05] {
+        let (_, eps) = score::alpha_and_complement(lambda);
+        let got = node_scores(&p, Criterion::LambdaGbs, lambda, &all);
+        for (g, col) in got.iter().zip(&columns) {
+            let c = plain_c(&prior, col, lambda);
+            assert!((1.0 + g * eps - c).abs() < 1e-12, "λ={lambda}: {g} vs {c}");
         }
     }
 }
@@ -251,4 +275,49 @@ fn problem_validation_names_the_fault() {
     let err = QueryProblem::new(vec![0, 1], 2, 1, vec![1.0, -1.0], None).unwrap_err();
     assert!(err.to_string().contains("object 1"), "{err}");
     assert!(QueryProblem::new(vec![0, 1], 2, 1, vec![0.0, 0.0], None).is_err());
+}
+
+#[test]
+fn small_and_large_node_paths_agree_with_the_plain_formula() {
+    // 14 objects: the full node takes the accumulation path, a 6-object subset the per-yes-set
+    // path; both must equal C_a computed directly.
+    let mut rng = greedy::SplitMix::new(7);
+    let (m, n) = (14, 9);
+    let rows: Vec<Vec<u8>> = (0..m)
+        .map(|_| (0..n).map(|_| rng.below(2) as u8).collect())
+        .collect();
+    let raw: Vec<f64> = (0..m).map(|_| 1.0 + rng.below(50) as f64).collect();
+    let refs: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
+    let p = problem(&refs, &raw, None);
+    for objects in [
+        (0..m as u32).collect::<Vec<u32>>(),
+        vec![1, 3, 4, 8, 11, 13],
+    ] {
+        let mass: f64 = objects.iter().map(|&i| p.prior()[i as usize]).sum();
+        let prior: Vec<f64> = objects
+            .iter()
+            .map(|&i| p.prior()[i as usize] / mass)
+            .collect();
+        for lambda in [1.01, 1.5, 4.0] {
+            let (_, eps) = score::alpha_and_complement(lambda);
+            let got = node_scores(&p, Criterion::LambdaGbs, lambda, &objects);
+            for (q, &score) in got.iter().enumerate() {
+                let yes: Vec<bool> = objects.iter().map(|&i| p.answer(i as usize, q)).collect();
+                if yes.iter().all(|&y| y) || yes.iter().all(|&y| !y) {
+                    assert!(score.is_nan());
+                    continue;
+                }
+                let c = plain_c(&prior, &yes, lambda);
+                let from_score = if lambda > 1.05 {
+                    got[q].exp()
+                } else {
+                    1.0 + got[q] * eps
+                };
+                assert!(
+                    (from_score - c).abs() < 1e-10,
+                    "λ={lambda} q={q}: {from_score} vs {c}"
+                );
+            }
+        }
+    }
 }
