@@ -26,4 +26,4 @@ else
 fi
 
 step "Python tests and docstring examples"
-python -m pytest tests python/optitree --doctest-modules -q "$@"
+python -m pytest tests python/optitree docs --doctest-modules --doctest-glob="*.md" -q "$@"

@@ -97,6 +97,15 @@ def nested(tree: QuestionTree, node: int = 0):
     return (q, nested(tree, no), nested(tree, yes))
 
 
+def same_structure(a: QuestionTree, b: QuestionTree) -> bool:
+    """Same questions, same shape, same leaf per object (names may differ)."""
+    return (
+        np.array_equal(a.query, b.query)
+        and np.array_equal(a.children, b.children)
+        and np.array_equal(a.leaf_of_object, b.leaf_of_object)
+    )
+
+
 def route(tree: QuestionTree, row) -> list[int]:
     """The nodes an answer row visits, root first, ending at its leaf."""
     path = [0]
@@ -686,7 +695,7 @@ def test_singleton_groups_reduce_to_object_identification(count, seed):
             B, prior, None, lam, rule_for("auto", lam, False), return_unique=True
         )
         if unique:
-            assert singletons.tree_ == plain.tree_, label
+            assert same_structure(singletons.tree_, plain.tree_), label
 
 
 @pytest.mark.parametrize("count, seed", CAMPAIGNS)
@@ -1127,6 +1136,7 @@ def test_pickle_and_clone():
         "random_state": None,
         "max_depth": None,
         "on_unidentifiable": "error",
+        "time_limit": None,
     }
 
 
@@ -1158,7 +1168,7 @@ def test_bad_prior_and_groups():
         est = fit(E2_B, [5, 2, 1.5, 1.5])
     np.testing.assert_allclose(est.prior_, E2_PRIOR, atol=1e-15)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", UserWarning)
         fit(E2_B, E2_PRIOR)  # a normalised prior does not warn
 
 

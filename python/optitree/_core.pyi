@@ -30,3 +30,42 @@ def fit_stump(
 ) -> dict[str, Any]: ...
 def status_names() -> list[str]: ...
 def _spin(time_limit: float | None = None, node_limit: int | None = None) -> tuple[str, int]: ...
+def fit_branches(
+    codes: npt.NDArray[np.int64],
+    labels: npt.NDArray[np.int64],
+    penalty_num: int,
+    penalty_den: int,
+    *,
+    n_classes: int | None = None,
+    n_values: list[int] | None = None,
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    max_depth: int | None = None,
+    min_samples_leaf: int = 1,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    memory_limit: int | None = None,
+    progress: Any = None,
+) -> dict[str, Any]: ...
+
+class NativeQueryProblem:
+    max_optimal_objects: int
+    def __init__(
+        self,
+        answers: npt.NDArray[np.uint8],
+        prior: npt.NDArray[np.float64],
+        groups: npt.NDArray[np.int64] | None = None,
+    ) -> None: ...
+    def build_greedy(
+        self,
+        rule: str,
+        lam: float,
+        seed: int | None = None,
+        max_depth: int | None = None,
+        time_limit: float | None = None,
+    ) -> dict[str, Any]: ...
+    def build_optimal(
+        self, lam: float, max_depth: int | None = None, time_limit: float | None = None
+    ) -> dict[str, Any]: ...
+    def node_scores(
+        self, rule: str, lam: float, objects: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.float64], list[int]]: ...

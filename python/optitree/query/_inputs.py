@@ -54,9 +54,14 @@ def _binary_column(col: np.ndarray, name: str) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(
-            f"query column {name!r} must hold answers 0/1 (or booleans); row {i} is {col[i]!r}"
+            f"query column {name!r} must hold answers 0/1 (or booleans); row {i} is "
+            f"{_plain(col[i])!r}"
         )
     return col.astype(np.float64).astype(np.uint8)
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _is_number(v: Any) -> bool:

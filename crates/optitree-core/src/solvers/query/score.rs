@@ -429,17 +429,15 @@ fn weighted_entropy(cell: &[f64]) -> f64 {
         .sum::<f64>()
 }
 
-/// `ln ‖cell‖_α = (1/α) ln Σ x^α`, by log-sum-exp so that tiny α does not overflow.
+/// `ln ‖cell‖_α = (1/α) ln Σ x^α`. The masses are relative to the node (`x ≤ 1`), so `x^α ≤ 1`
+/// and the sum cannot overflow however small α is; only `(Σ x^α)^(1/α)` could, hence the log.
 fn log_quasi_norm(cell: &[f64], alpha: f64) -> f64 {
-    let logs: Vec<f64> = cell
+    let sum: f64 = cell
         .iter()
         .filter(|&&x| x > 0.0)
-        .map(|&x| alpha * x.ln())
-        .collect();
-    let Some(hi) = logs.iter().copied().reduce(f64::max) else {
-        return f64::NEG_INFINITY;
-    };
-    (hi + logs.iter().map(|l| (l - hi).exp()).sum::<f64>().ln()) / alpha
+        .map(|&x| x.powf(alpha))
+        .sum();
+    sum.ln() / alpha
 }
 
 /// `m_c (D_c − 1)/ε` from the child's group masses, with `D_c` the child's α-diversity.

@@ -1,0 +1,166 @@
+"""The query-tree command line, datasets, plots and limits (the estimator itself is covered by
+test_query.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import optitree
+from optitree import NotProvenOptimalWarning, QueryTree
+from optitree.cli import main
+from optitree.datasets import load_zoo_queries, make_threshold_active_learning, zipf_prior
+from optitree.query import QuestionTree
+
+
+@pytest.fixture
+def objects_csv(tmp_path):
+    path = tmp_path / "objects.csv"
+    path.write_text(
+        "name,weight,kind,fever,cough,rash\n"
+        "flu,5,viral,1,1,0\n"
+        "cold,8,viral,0,1,0\n"
+        "measles,1,viral,1,0,1\n"
+        "allergy,6,other,0,0,1\n"
+        "healthy,10,other,0,0,0\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def plain_csv(tmp_path):
+    path = tmp_path / "plain.csv"
+    path.write_text(
+        "name,weight,fever,cough,rash\n"
+        "flu,5,1,1,0\ncold,8,0,1,0\nmeasles,1,1,0,1\nallergy,6,0,0,1\nhealthy,10,0,0,0\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_cli_prints_tree_and_costs(objects_csv, capsys):
+    assert (
+        main(
+            ["query", str(objects_csv), "--prior", "weight", "--group", "kind", "--cost-base", "2"]
+        )
+        == 0
+    )
+    out = capsys.readouterr()
+    assert "5 objects, 3 queries; identify the group" in out.out
+    assert "criterion lambda-ggbs at cost base λ = 2 (greedy)" in out.out
+    assert "Q1." in out.out and "?" in out.out
+    assert "normalised" in out.err  # the weights do not sum to 1
+
+
+def test_cli_object_identification_json_output(plain_csv, tmp_path, capsys):
+    target = tmp_path / "tree.json"
+    code = main(
+        [
+            "query",
+            str(plain_csv),
+            "--prior",
+            "weight",
+            "--format",
+            "json",
+            "-o",
+            str(target),
+            "--cost-base",
+            "inf",
+        ]
+    )
+    assert code == 0
+    assert f"wrote {target}" in capsys.readouterr().out
+    tree = optitree.from_json(target.read_text(encoding="utf-8"))
+    assert isinstance(tree, QuestionTree)
+    assert sorted(tree.object_names) == ["allergy", "cold", "flu", "healthy", "measles"]
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    assert doc["metadata"]["cost_base"] is None and doc["metadata"]["status"] == "greedy"
+
+
+def test_cli_interactive_session(plain_csv, monkeypatch, capsys):
+    qt = QueryTree().fit(
+        np.array([[1, 1, 0], [0, 1, 0], [1, 0, 1], [0, 0, 1], [0, 0, 0]]),
+        prior=np.array([5, 8, 1, 6, 10]) / 30,
+    )
+    row = np.array([1, 0, 1])  # measles
+    questions = []
+
+    def answer(prompt: str) -> str:
+        questions.append(prompt)
+        name = prompt.split(". ", 1)[1].rstrip("? ")
+        return "y" if row[["fever", "cough", "rash"].index(name)] else "n"
+
+    monkeypatch.setattr("builtins.input", answer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["query", str(plain_csv), "--prior", "weight", "-i"]) == 0
+    out = capsys.readouterr().out
+    assert "=> measles" in out
+    assert len(questions) == qt.tree_.object_depths()[2]
+
+
+def test_cli_errors_are_one_line(objects_csv, tmp_path, capsys):
+    assert main(["query", str(objects_csv), "--prior", "nope"]) == 2
+    assert "--prior 'nope' is not a column" in capsys.readouterr().err
+    assert main(["query", str(objects_csv), "--cost-base", "0.5"]) == 2
+    capsys.readouterr()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,a\nx,1\ny,2\n", encoding="utf-8")
+    assert main(["query", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "query column 'a'" in err and err.count("\n") == 1
+
+
+def test_zoo_queries_and_group_tree():
+    B, kind = load_zoo_queries()
+    assert B.shape == (101, 21) and B.index.is_unique and set(np.unique(B.to_numpy())) == {0, 1}
+    qt = QueryTree().fit(B, groups=kind)
+    assert qt.criterion_ == "ggbs" and qt.expected_queries_ >= qt.lower_bound_
+    # Every animal is identified as its class by following its own answers.
+    assert list(qt.identify(B)) == list(kind)
+
+
+def test_active_learning_generator_and_zipf():
+    B, prior = make_threshold_active_learning(beta=2.0)
+    assert B.shape == (100, 676) and len({r.tobytes() for r in B}) == 100
+    assert prior.sum() == pytest.approx(1.0) and prior.max() == pytest.approx(prior[12])
+    p = zipf_prior(5, 1.0, rng=3)
+    assert sorted(p.round(6)) == sorted(zipf_prior(5, 1.0).round(6))
+
+
+def test_plot_and_general_tree_conversion():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    B, kind = load_zoo_queries()
+    qt = QueryTree(cost_base=2).fit(B, groups=kind)
+    general = qt.tree_.to_tree()
+    assert general.get_n_leaves() == qt.tree_.n_leaves
+    # The general tree routes every animal to the leaf of its class.
+    predicted = general.predict(B.to_numpy())
+    assert list(predicted) == list(kind)
+    artists = optitree.plot_tree(qt.tree_)
+    assert artists
+
+
+def test_optimal_time_limit_falls_back_to_greedy():
+    rng = np.random.default_rng(5)
+    B = (rng.random((20, 400)) < 0.5).astype(np.uint8)
+    with pytest.warns(NotProvenOptimalWarning, match="not reached"):
+        qt = QueryTree(criterion="optimal", cost_base=2, time_limit=1e-6).fit(B)
+    assert qt.status_ == "time_limit"
+    assert qt.tree_.n_leaves == 20  # a complete greedy tree, not a stub
+    assert qt.cost_ >= qt.lower_bound_
+
+
+def test_worst_case_bound_and_status_names():
+    B = np.eye(8, dtype=np.uint8)
+    qt = QueryTree(cost_base=math.inf).fit(B)
+    assert qt.criterion_ == "worst-case" and qt.lower_bound_ == 3.0
+    assert qt.status_ in optitree._core.status_names()
