@@ -47,6 +47,7 @@ def questionnaire(tree: QuestionTree, *, decimals: int = 3, show_mass: bool = Tr
     Q1. barks?
         no  -> cat  (p = 0.75, 1 question)
         yes -> dog  (p = 0.25, 1 question)
+    <BLANKLINE>
     """
     inner = [a for a in _preorder(tree) if not tree.is_leaf(a)]
     number = {a: k + 1 for k, a in enumerate(inner)}
