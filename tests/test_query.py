@@ -888,14 +888,45 @@ def test_huge_lambda_is_finite_and_follows_the_count_rule(lam, count, seed):
     assert compared >= count // 10
 
 
-def test_zero_prior_objects_do_not_count_in_the_worst_case():
+def test_zero_prior_is_refused_at_fit_but_allowed_for_evaluation():
+    with pytest.raises(DataError, match=r"prior of object 2 is 0\.0"):
+        fit(E2_B, [0.5, 0.5, 0.0, 0.0])
+    # Evaluating a fitted tree under a prior with zeros is well defined: zero-mass leaves
+    # count in neither the expected nor the worst-case number of questions.
+    est = fit(E2_B, [0.5, 0.2, 0.15, 0.15])
     prior = [0.5, 0.5, 0.0, 0.0]
-    est = fit(E2_B, prior)
     depths = [int(est.tree_.depth[est.tree_.leaf_of_object[i]]) for i in range(4)]
-    assert est.max_queries_ == max(d for d, p in zip(depths, prior) if p > 0)
-    assert est.cost(INF) == est.max_queries_
-    assert est.expected_queries_ == pytest.approx(0.5 * depths[0] + 0.5 * depths[1])
-    assert fit(E2_B, prior, cost_base=INF).lower_bound_ == pytest.approx(1.0, abs=1e-12)
+    assert est.cost(INF, prior=prior) == max(d for d, p in zip(depths, prior) if p > 0)
+    assert est.cost(1.0, prior=prior) == pytest.approx(0.5 * depths[0] + 0.5 * depths[1])
+
+
+def test_entropy_bound_holds_with_ambiguous_leaves():
+    # Two pairs of identical rows: the bound is over what can be told apart at all.
+    B = [[0, 1], [0, 1], [1, 0], [1, 0]]
+    est = QueryTree(on_unidentifiable="leaf").fit(B)
+    assert est.cost_ == pytest.approx(1.0) and est.lower_bound_ <= est.cost_ + 1e-12
+    same = QueryTree(on_unidentifiable="leaf").fit([[1, 1]] * 3)
+    assert same.cost_ == 0.0 and same.lower_bound_ == 0.0
+
+
+def test_exact_optimum_near_lambda_one():
+    # The exact programme keeps the excess E = (F − π)/(λ − 1), so λ just above 1 is as
+    # accurate as λ = 1 (spec E2: the optimum is the GBS tree, L = 1.8).
+    for lam in (1 + 1e-13, 1 + 1e-10, 1 + 1e-6):
+        est = fit(E2_B, E2_PRIOR, criterion="optimal", cost_base=lam)
+        assert est.status_ == "optimal"
+        assert est.cost_ == pytest.approx(1.8, abs=1e-5)
+
+
+def test_session_suggestion_is_stable_and_redundant_answers_stay_on_the_tree():
+    B = np.array([[1, 0, 0, 1, 1], [0, 1, 0, 1, 1], [0, 0, 1, 0, 1], [0, 0, 0, 0, 1]])
+    est = QueryTree(tie_break="random", random_state=3).fit(B)
+    s = est.session()
+    s.answer("x4", True)  # everyone answers yes: no candidate removed, still on the tree
+    assert s.next_query() == est.query_names_[int(est.tree_.query[0])]
+    s.answer("x0", False)  # off the tree's path unless the tree asks x0 first
+    first = s.next_query()
+    assert all(s.next_query() == first for _ in range(5)) and s.done is False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -89,7 +89,12 @@ def _problem(args: argparse.Namespace) -> tuple[Any, Any, Any]:
             )
     name = args.name
     first = frame.iloc[:, 0]
-    if name is None and not (is_numeric_dtype(first) or is_bool_dtype(first)):
+    reserved = {args.prior, args.group}
+    if (
+        name is None
+        and frame.columns[0] not in reserved
+        and not (is_numeric_dtype(first) or is_bool_dtype(first))
+    ):
         name = frame.columns[0]  # a leading text column names the objects
     if name is not None:
         frame = frame.set_index(name)

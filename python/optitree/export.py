@@ -536,7 +536,10 @@ def export_text(
     if _is_question_tree(tree):
         from optitree.query._export import questionnaire
 
-        return questionnaire(tree, decimals=max(decimals, 3), show_mass=True)
+        _check_int("decimals", decimals, 0)
+        if max_depth is not None:
+            raise InvalidParameterError("max_depth is not supported for question trees")
+        return questionnaire(tree, decimals=decimals, show_mass=True)
     _check_tree(tree)
     _check_int("decimals", decimals, 0)
     _check_int("max_depth", max_depth, 0, allow_none=True)
@@ -699,7 +702,8 @@ def export_dot(
     if _is_question_tree(tree):
         from optitree.query._export import to_dot
 
-        return to_dot(tree, decimals=max(decimals, 3))
+        _check_int("decimals", decimals, 0)
+        return to_dot(tree, decimals=decimals)
     _check_tree(tree)
     _check_int("decimals", decimals, 0)
     names = _feature_names(tree, feature_names)

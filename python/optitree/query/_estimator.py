@@ -83,8 +83,9 @@ class QueryTree(BaseEstimator):
         Largest number of questions asked for an object with positive prior (``L_∞``).
     lower_bound_ : float
         Campbell's entropy bound ``H_α(Π_y)`` (Shannon entropy at λ = 1, log2 of the number of
-        targets at λ = ∞): no tree that identifies the targets costs less. With ``max_depth`` the
-        bound is capped at 1 (any tree that asks a question costs at least 1).
+        targets at λ = ∞): no tree that identifies the targets costs less. Objects that answer
+        every query alike count as one target here (no tree can separate them). With
+        ``max_depth`` the bound is capped at 1 (any tree that asks a question costs at least 1).
     status_ : str
         "greedy" (a greedy tree, no optimality claim), "optimal" (proven optimal), or why a build
         stopped early ("time_limit", "interrupted").
@@ -143,8 +144,9 @@ class QueryTree(BaseEstimator):
             0/1 answers (booleans, integers or floats equal to 0 or 1). A DataFrame's index names
             the objects and its columns the queries.
         prior : array-like of shape (n_objects,), optional
-            Non-negative weights (normalised, with a warning if they do not sum to 1); default
-            uniform. Objects with prior 0 are still identified but cost nothing.
+            Positive weights (normalised, with a warning if they do not sum to 1); default
+            uniform. A zero prior is refused: drop objects that cannot occur. A pandas Series is
+            matched to a DataFrame ``B`` by index.
         groups : array-like of shape (n_objects,), optional
             A group label per object: identify only the group.
 
@@ -155,19 +157,26 @@ class QueryTree(BaseEstimator):
         criterion, lam, max_depth, time_limit = self._checked_params()
         answers, object_names, query_names = check_matrix(B)
         n_objects = answers.shape[0]
-        prior_, _ = check_prior(prior, n_objects)
+        index = getattr(B, "index", None) if hasattr(B, "columns") else None
+        prior_, _ = check_prior(prior, n_objects, index=index)
         if groups is None:
             target, target_names, grouped = np.arange(n_objects), list(object_names), False
             self.groups_ = None
         else:
-            target, classes = check_groups(groups, n_objects)
+            target, classes = check_groups(groups, n_objects, index=index)
             target_names, grouped = _plain_list(classes), True
-            self.groups_ = np.asarray(groups).ravel()
+            self.groups_ = np.asarray(classes)[target]
+        # The entropy bound holds for trees whose leaves refine what can be told apart at all:
+        # the targets, merged across identical rows.
+        bound_target, bound_names, _ = _merge_indistinguishable(answers, target, target_names)
         target, target_names, grouped = self._apply_policy(
             answers, target, target_names, grouped, object_names
         )
+        if max_depth is not None:
+            max_depth = min(max_depth, answers.shape[1])  # no path asks a query twice
         self._answers = answers
         self._grouped = grouped
+        self.cost_base_, self.max_depth_, self.tie_break_ = lam, max_depth, self.tie_break
         native = _core.NativeQueryProblem(answers, prior_, target if grouped else None)
         self.criterion_ = self._resolve(criterion, lam, grouped)
         seed = None
@@ -205,7 +214,7 @@ class QueryTree(BaseEstimator):
         self.cost_ = self.tree_.cost(lam)
         self.expected_queries_ = self.tree_.cost(1.0)
         self.max_queries_ = int(self.tree_.cost(math.inf))
-        target_mass = np.bincount(target, weights=prior_, minlength=len(target_names))
+        target_mass = np.bincount(bound_target, weights=prior_, minlength=len(bound_names))
         bound = lower_bound(target_mass, lam)
         self.lower_bound_ = bound if max_depth is None else min(bound, float(min(1, max_depth)))
         if status == "optimal":
@@ -241,9 +250,7 @@ class QueryTree(BaseEstimator):
 
     @property
     def _greedy_fallback(self) -> str:
-        return self._resolve(
-            "auto", check_real("cost_base", self.cost_base, low=1.0), self._grouped
-        )
+        return self._resolve("auto", self.cost_base_, self._grouped)
 
     @staticmethod
     def _resolve(criterion: str, lam: float, grouped: bool) -> str:
@@ -294,12 +301,13 @@ class QueryTree(BaseEstimator):
     def cost(self, cost_base: float | None = None, prior: Any = None) -> float:
         """``L_λ`` of the fitted tree at another cost base and/or under another prior."""
         tree = self._fitted()
-        return tree.cost(self.cost_base if cost_base is None else cost_base, prior)
+        return tree.cost(self.cost_base_ if cost_base is None else cost_base, prior)
 
     def cost_decomposition(self, cost_base: float | None = None):
         """The exact decomposition of the cost into the entropy bound and per-node terms
         (Theorems 1–2, Corollaries 1 and 3 of the paper); see :class:`CostDecomposition`."""
-        return self._fitted().decompose(self.cost_base if cost_base is None else cost_base)
+        tree = self._fitted()
+        return tree.decompose(self.cost_base_ if cost_base is None else cost_base)
 
     def identify(self, answers: Any) -> Any:
         """Follow the tree with given answers and return what it identifies.
@@ -317,7 +325,7 @@ class QueryTree(BaseEstimator):
         tree = self._fitted()
         rows, single = self._answer_matrix(answers)
         node = np.zeros(len(rows), dtype=np.int64)
-        active = ~np.array([tree.is_leaf(0)] * len(rows))
+        active = np.full(len(rows), not tree.is_leaf(0))
         while active.any():
             idx = np.flatnonzero(active)
             q = tree.query[node[idx]]
@@ -339,7 +347,10 @@ class QueryTree(BaseEstimator):
         if hasattr(answers, "columns"):
             # Absent columns read as unanswered (NaN): an error only if the tree needs them.
             frame = answers.reindex(columns=self.query_names_)
-            return frame.to_numpy(dtype=np.float64, na_value=np.nan), False
+            try:
+                return frame.to_numpy(dtype=np.float64, na_value=np.nan), False
+            except (TypeError, ValueError) as exc:
+                raise DataError(f"answers must be 0/1 numbers (NaN for unanswered): {exc}") from exc
         try:
             rows = np.asarray(answers, dtype=np.float64)
         except (TypeError, ValueError) as exc:

@@ -19,13 +19,18 @@ __all__ = ["check_groups", "check_matrix", "check_prior", "identical_row_sets"]
 
 def check_matrix(B: Any) -> tuple[np.ndarray, list[str], list[str]]:
     """The query matrix as C-contiguous uint8, with object (row) and query (column) names."""
+    if hasattr(B, "columns") and hasattr(B, "index") and not B.index.is_unique:
+        raise DataError("the query matrix's index (the object names) has duplicate entries")
     if hasattr(B, "columns") and hasattr(B, "index"):
         query_names = [str(c) for c in B.columns]
         object_names = [str(i) for i in B.index]
         columns = [B.iloc[:, j].to_numpy() for j in range(B.shape[1])]
         values = np.column_stack(columns) if columns else np.zeros((len(B), 0))
     else:
-        values = np.asarray(B)
+        try:
+            values = np.asarray(B)
+        except ValueError as exc:  # ragged nested lists
+            raise DataError(f"the query matrix must be a rectangular 2-D array: {exc}") from exc
         if values.ndim != 2:
             raise DataError(
                 f"the query matrix must be 2-D (objects × queries), got shape {values.shape}"
@@ -68,35 +73,66 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
-def check_prior(prior: Any, n_objects: int, *, warn: bool = True) -> tuple[np.ndarray, bool]:
-    """The prior normalised to sum 1, and whether it had to be normalised."""
+def check_prior(
+    prior: Any, n_objects: int, *, warn: bool = True, allow_zero: bool = False, index: Any = None
+) -> tuple[np.ndarray, bool]:
+    """The prior normalised to sum 1, and whether it had to be normalised.
+
+    Zero priors are refused unless ``allow_zero`` (evaluating a tree under another prior): an
+    object that cannot occur should be dropped, and the greedy scores are undefined on a node
+    without mass (spec §3.9).
+    """
     if prior is None:
         return np.full(n_objects, 1.0 / n_objects), False
+    prior = _aligned(prior, index, "prior")
     try:
         p = np.asarray(prior, dtype=np.float64).ravel()
     except (TypeError, ValueError) as exc:
         raise DataError(f"prior must be numbers: {exc}") from exc
     if len(p) != n_objects:
         raise DataError(f"prior has {len(p)} entries but there are {n_objects} objects")
-    bad = ~np.isfinite(p) | (p < 0)
+    bad = ~np.isfinite(p) | (p < 0) | ((p == 0) & (not allow_zero))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"prior of object {i} is {p[i]!r}; priors must be finite and >= 0")
-    total = float(p.sum())
-    if total <= 0:
+        allowed = ">= 0" if allow_zero else "> 0 (drop objects that cannot occur)"
+        raise DataError(
+            f"prior of object {i} is {float(p[i])!r}; priors must be finite and {allowed}"
+        )
+    top = float(p.max())
+    if top <= 0:
         raise DataError("the prior sums to 0; at least one object needs a positive prior")
-    rescaled = abs(total - 1.0) > 1e-9
+    scaled = p / top  # dividing by the largest first: a sum of huge weights cannot overflow
+    total = float(scaled.sum())
+    original = top * total  # may be inf for huge weights; only shown in the warning
+    rescaled = not abs(original - 1.0) <= 1e-9
     if rescaled and warn:
         warnings.warn(
-            f"the prior sums to {total:.6g}, not 1; it was normalised", UserWarning, stacklevel=3
+            f"the prior sums to {original:.6g}, not 1; it was normalised",
+            UserWarning,
+            stacklevel=3,
         )
-    return p / total, rescaled
+    return scaled / total, rescaled
 
 
-def check_groups(groups: Any, n_objects: int) -> tuple[np.ndarray, np.ndarray]:
+def _aligned(values: Any, index: Any, name: str) -> Any:
+    """A pandas Series is matched to the matrix's rows by index, never silently by position."""
+    if index is None or not hasattr(values, "index") or not hasattr(values, "reindex"):
+        return values
+    if values.index.equals(index):
+        return values
+    if len(values.index) == len(index) and set(values.index) == set(index):
+        return values.reindex(index)
+    raise DataError(
+        f"{name} is a pandas Series whose index does not match the query matrix's rows; pass it "
+        "with the same index (or as a plain array in row order)"
+    )
+
+
+def check_groups(groups: Any, n_objects: int, index: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Group codes 0..m-1 and the sorted group labels."""
     from optitree._validation import check_labels
 
+    groups = _aligned(groups, index, "groups")
     n = len(groups) if hasattr(groups, "__len__") else None
     if n is not None and n != n_objects:
         raise DataError(f"groups has {n} labels but there are {n_objects} objects")

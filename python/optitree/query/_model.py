@@ -142,12 +142,17 @@ class QuestionTree:
     def _depths(self) -> np.ndarray:
         # Level by level from the root: vectorised, and it visits every node exactly once.
         depth = np.zeros(self.n_nodes, dtype=np.int64)
-        level, d = np.array([0]), 0
+        level, d, seen = np.array([0]), 0, 1
         while len(level):
             inner = level[self.query[level] >= 0]
             level = self.children[inner].ravel()
             d += 1
+            seen += len(level)
+            if seen > self.n_nodes:
+                break
             depth[level] = d
+        if seen != self.n_nodes:
+            raise DataError("every node must be reachable from the root exactly once")
         return depth
 
     @property
@@ -223,7 +228,7 @@ class QuestionTree:
             return self.prior
         from optitree.query._inputs import check_prior
 
-        p, _ = check_prior(prior, self.n_objects, warn=False)
+        p, _ = check_prior(prior, self.n_objects, warn=False, allow_zero=True)
         return p
 
     def object_depths(self) -> np.ndarray:
@@ -251,10 +256,12 @@ class QuestionTree:
         import pandas as pd
 
         lam = _check_cost_base(cost_base)
-        if math.isinf(lam):
+        deepest = float(self._depth.max(initial=0)) + max(1.0, math.log2(max(self.n_objects, 1)))
+        if math.isinf(lam) or deepest * math.log(lam) > 700:
             raise InvalidParameterError(
-                "the cost decomposition needs a finite cost_base; at infinity the cost is the "
-                "largest depth"
+                f"the cost decomposition is written in powers of λ = {lam:g}, which overflow "
+                f"for this tree's depth; use a smaller cost_base (at infinity the cost is the "
+                "largest depth)"
             )
         mass = self.mass
 

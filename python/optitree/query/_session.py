@@ -2,8 +2,10 @@
 
 The greedy score at a node depends only on the set of objects still consistent with the answers
 (spec §5.2), so a session needs no tree: it follows the fitted tree while the answers stay on its
-path (reproducing it exactly, ties included) and, once the user answers a question the tree would
-not have asked, scores the queries afresh on the remaining candidates with the same rule.
+path (reproducing it exactly, ties included) and, once an answer to a question the tree would not
+have asked removes candidates, scores the queries afresh on the remaining candidates with the
+greedy rule (for an exact tree: the greedy rule "auto" would use). An answer that removes nobody
+keeps the session on the tree.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class QuerySession:
         self._node = 0  # current tree node, or -1 once off the tree's path
         self._history: list[tuple[str, bool]] = []
         self._undo: list[tuple[np.ndarray, int]] = []
+        # The suggestion for the current state: drawn once, so that asking twice (or reading
+        # `done`) never consumes another random tie-break.
+        self._suggestion: tuple[int | None] | None = None
 
     # ------------------------------------------------------------------ state
     @property
@@ -91,22 +96,27 @@ class QuerySession:
         return None if q is None else self._tree.query_names[q]
 
     def _next_index(self) -> int | None:
+        if self._suggestion is None:
+            self._suggestion = (self._plan(),)
+        return self._suggestion[0]
+
+    def _plan(self) -> int | None:
         if len(self._targets()) <= 1:
             return None
         if self._node >= 0:
             q = int(self._tree.query[self._node])
             return q if q >= 0 else None
-        max_depth = self._est.max_depth
+        max_depth = self._est.max_depth_
         if max_depth is not None and self.n_questions >= max_depth:
             return None
         if self._native is None:
             self._native = self._est._native()
         _, tied = self._native.node_scores(
-            self._est._rule, float(self._est.cost_base), self._candidates
+            self._est._rule, float(self._est.cost_base_), self._candidates
         )
         if not tied:
             return None
-        if self._est.tie_break == "random":
+        if self._est.tie_break_ == "random":
             return int(tied[int(self._rng.integers(len(tied)))])
         return int(tied[0])
 
@@ -144,15 +154,20 @@ class QuerySession:
             )
         self._undo.append((self._candidates, self._node))
         self._history.append((name, yes))
-        self._candidates = keep
         on_path = self._node >= 0 and int(self._tree.query[self._node]) == q
-        self._node = int(self._tree.children[self._node, int(yes)]) if on_path else -1
+        if on_path:
+            self._node = int(self._tree.children[self._node, int(yes)])
+        elif len(keep) != len(self._candidates):
+            self._node = -1  # off the tree's path: re-plan with the greedy rule from here
+        self._candidates = keep
+        self._suggestion = None
 
     def undo(self) -> tuple[str, bool]:
         """Take back the last answer; returns it."""
         if not self._undo:
             raise InvalidParameterError("there is no answer to undo")
         self._candidates, self._node = self._undo.pop()
+        self._suggestion = None
         return self._history.pop()
 
     def __repr__(self) -> str:

@@ -91,8 +91,8 @@ impl QueryProblem {
                         g.len()
                     );
                 }
-                let n = g.iter().max().map_or(0, |&m| m as usize + 1);
-                (g, n, true)
+                let (dense, n) = dense_codes(&g);
+                (dense, n, true)
             }
         };
         Ok(QueryProblem {
@@ -159,7 +159,7 @@ pub enum TieBreak {
 /// What a greedy builder or the exact programme needs besides the problem.
 #[derive(Debug, Clone, Copy)]
 pub struct QueryConfig {
-    /// The per-node rule (greedy) or, for the exact programme, ignored.
+    /// The per-node rule.
     pub criterion: Criterion,
     /// The cost base λ in `[1, ∞]`.
     pub lambda: f64,
@@ -222,7 +222,20 @@ impl QueryTreeArrays {
     }
 }
 
-/// Splits `objects` in place into (no, yes) by their answer to `query`, keeping relative order.
+/// Group codes renumbered `0..n` in order of first appearance (scoring allocates per code).
+fn dense_codes(codes: &[u32]) -> (Vec<u32>, usize) {
+    let mut map = std::collections::HashMap::new();
+    let dense = codes
+        .iter()
+        .map(|&c| {
+            let next = map.len() as u32;
+            *map.entry(c).or_insert(next)
+        })
+        .collect();
+    (dense, map.len())
+}
+
+/// Splits `objects` into (no, yes) by their answer to `query`, keeping relative order.
 fn partition(problem: &QueryProblem, objects: &[u32], query: usize) -> (Vec<u32>, Vec<u32>) {
     objects
         .iter()

@@ -2,9 +2,13 @@
 //!
 //! The exponential cost decomposes over subtrees: with `F(S) = Σ_{leaves j under S} π_j λ^{depth
 //! below S}`, a leaf has `F = π_S` and a split `F = λ (F(S_no) + F(S_yes))`; the optimum is
-//! `log_λ F(Θ)`. We keep `ln F` so that huge λ cannot overflow. At λ = 1 the expected number of
-//! queries `G(S) = π_S + G(S_no) + G(S_yes)`; at λ = ∞ the worst depth over objects with positive
-//! mass `W(S) = 1 + max(W(S_no), W(S_yes))` (−∞ for a massless set).
+//! `log_λ F(Θ)`. Two representations keep this accurate everywhere:
+//! - for λ ≤ 4 the excess `E(S) = (F(S) − π_S)/(λ − 1)`, with `E = 0` at a leaf and
+//!   `E = π_S + λ (E_no + E_yes)` at a split: at λ = 1 it is exactly the expected number of
+//!   queries, and near 1 it does not cancel; the cost is `log1p((λ − 1) E(Θ)) / ln λ`;
+//! - above, `ln F`, which cannot overflow however large λ is.
+//!
+//! At λ = ∞ the cost is the worst depth `W(S) = 1 + max(W(S_no), W(S_yes))`.
 //!
 //! Subsets are `u32` bit masks, so at most [`MAX_OPTIMAL_OBJECTS`] objects. Queries inducing the
 //! same partition (equal or complementary columns) are tried once, by their lowest index; ties
@@ -18,6 +22,17 @@ use crate::error::Result;
 use crate::param_err;
 
 use crate::search::{Budget, Status};
+
+/// How subtree values are represented (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Domain {
+    Excess,
+    LogF,
+    WorstDepth,
+}
+
+/// Up to this cost base values are kept as the excess `E`, above as `ln F`.
+const EXCESS_UP_TO: f64 = 4.0;
 
 /// Largest number of objects the exact programme accepts.
 pub const MAX_OPTIMAL_OBJECTS: usize = 20;
@@ -53,7 +68,7 @@ pub fn build_optimal(
         );
     }
     super::check_cost_base(lambda)?;
-    let full: u32 = if m == 32 { u32::MAX } else { (1u32 << m) - 1 };
+    let full: u32 = (1u32 << m) - 1; // m <= 20
     let mut seen = HashMap::new();
     let mut columns = Vec::new();
     for q in 0..problem.n_queries() {
@@ -84,10 +99,10 @@ pub fn build_optimal(
     };
     let root = tree.push(0);
     dp.extract(full, root, &mut tree);
-    let cost = if lambda > 1.0 && lambda.is_finite() {
-        value / lambda.ln()
-    } else {
-        value
+    let cost = match dp.domain() {
+        Domain::Excess if lambda > 1.0 => ((lambda - 1.0) * value).ln_1p() / (lambda - 1.0).ln_1p(),
+        Domain::LogF => value / lambda.ln(),
+        _ => value,
     };
     Ok(Ok((tree, cost)))
 }
@@ -109,28 +124,28 @@ impl Programme<'_> {
         u64::from(set) | (u64::from(d) << 32)
     }
 
-    fn leaf_value(&self, set: u32) -> f64 {
-        let mass = self.mass(set);
-        if self.lambda == 1.0 {
-            0.0
-        } else if self.lambda.is_infinite() {
-            if mass > 0.0 {
-                0.0
-            } else {
-                f64::NEG_INFINITY
-            }
+    fn domain(&self) -> Domain {
+        if self.lambda.is_infinite() {
+            Domain::WorstDepth
+        } else if self.lambda <= EXCESS_UP_TO {
+            Domain::Excess
         } else {
-            mass.ln()
+            Domain::LogF
+        }
+    }
+
+    fn leaf_value(&self, set: u32) -> f64 {
+        match self.domain() {
+            Domain::Excess | Domain::WorstDepth => 0.0,
+            Domain::LogF => self.mass(set).ln(),
         }
     }
 
     fn combine(&self, set: u32, no: f64, yes: f64) -> f64 {
-        if self.lambda == 1.0 {
-            self.mass(set) + no + yes
-        } else if self.lambda.is_infinite() {
-            1.0 + no.max(yes)
-        } else {
-            self.lambda.ln() + super::score::log_add_exp(no, yes)
+        match self.domain() {
+            Domain::Excess => self.mass(set) + self.lambda * (no + yes),
+            Domain::WorstDepth => 1.0 + no.max(yes),
+            Domain::LogF => self.lambda.ln() + super::score::log_add_exp(no, yes),
         }
     }
 
@@ -147,6 +162,7 @@ impl Programme<'_> {
         let mut best = (leaf, usize::MAX);
         if self.stopped.is_none() && !at_limit && !self.is_pure(set) {
             best = (f64::INFINITY, usize::MAX);
+            let domain = self.domain();
             for k in 0..self.columns.len() {
                 let (mask, q) = self.columns[k];
                 let (no, yes) = (set & !mask, set & mask);
@@ -156,7 +172,12 @@ impl Programme<'_> {
                 let v0 = self.solve(no, depth + 1);
                 let v1 = self.solve(yes, depth + 1);
                 let v = self.combine(set, v0, v1);
-                if v < best.0 - TIE_TOLERANCE * best.0.abs().max(1.0) || best.1 == usize::MAX {
+                // Excess values are relative quantities; ln F and depths are compared absolutely.
+                let scale = match domain {
+                    Domain::Excess => best.0.abs(),
+                    _ => best.0.abs().max(1.0),
+                };
+                if v < best.0 - TIE_TOLERANCE * scale || best.1 == usize::MAX {
                     best = (v, q);
                 }
             }

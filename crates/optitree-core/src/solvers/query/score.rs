@@ -109,14 +109,14 @@ pub fn node_scores(
 
 /// The queries whose score is within [`TIE_TOLERANCE`] of the best, in index order.
 pub fn tied_best(scores: &[f64]) -> Vec<usize> {
-    let best = scores
+    let Some(best) = scores
         .iter()
         .copied()
         .filter(|s| !s.is_nan())
-        .fold(f64::INFINITY, f64::min);
-    if best == f64::INFINITY && !scores.contains(&f64::INFINITY) {
-        return Vec::new();
-    }
+        .reduce(f64::min)
+    else {
+        return Vec::new(); // no query splits the node
+    };
     let slack = TIE_TOLERANCE * best.abs().max(1.0);
     scores
         .iter()

@@ -1,0 +1,159 @@
+"""Query trees on awkward input, and the cost identities on arbitrary (not greedy) trees."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import optitree
+from optitree import DataError, InvalidParameterError, QueryTree
+from optitree.cli import main
+from optitree.query import QuestionTree
+from oracles import corollary3_total, cost_from_tree, random_query_problem, theorem2_total
+
+
+def _random_tree(rng: random.Random, B, objects, queries):
+    """A random tree that splits on random splitting queries until the objects are alone."""
+    if len(objects) == 1:
+        return ("leaf",)
+    splitting = [q for q in queries if 0 < sum(B[i][q] for i in objects) < len(objects)]
+    q = rng.choice(splitting)
+    no = [i for i in objects if B[i][q] == 0]
+    yes = [i for i in objects if B[i][q] == 1]
+    return (q, _random_tree(rng, B, no, queries), _random_tree(rng, B, yes, queries))
+
+
+def _question_tree(nested, B, prior, groups=None) -> QuestionTree:
+    query, children, leaf_of = [], [], [0] * len(B)
+
+    def add(node, objects):
+        me = len(query)
+        query.append(-1)
+        children.append([-1, -1])
+        if node[0] == "leaf":
+            for i in objects:
+                leaf_of[i] = me
+            return me
+        q = node[0]
+        no = add(node[1], [i for i in objects if B[i][q] == 0])
+        yes = add(node[2], [i for i in objects if B[i][q] == 1])
+        query[me], children[me] = q, [no, yes]
+        return me
+
+    add(nested, list(range(len(B))))
+    names = [str(i) for i in range(len(B))]
+    if groups is None:
+        target, target_names = list(range(len(B))), names
+    else:
+        labels = sorted(set(groups))
+        target, target_names = [labels.index(g) for g in groups], labels
+    return QuestionTree(
+        query=query,
+        children=children,
+        leaf_of_object=leaf_of,
+        prior=prior,
+        target=target,
+        object_names=names,
+        query_names=[f"x{j}" for j in range(len(B[0]))],
+        target_names=target_names,
+    )
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_identities_on_random_splitting_trees(seed):
+    rng = random.Random(seed)
+    B, prior, _ = random_query_problem(rng, rng.randint(2, 8), rng.randint(3, 7))
+    nested = _random_tree(rng, B, list(range(len(B))), list(range(len(B[0]))))
+    tree = _question_tree(nested, B, prior)
+    for lam in (1.0001, 1.5, 2.0, 3.7, 10.0):
+        d = tree.decompose(lam)
+        assert d.total == pytest.approx(lam**d.cost, rel=1e-9)
+        assert d.total == pytest.approx(theorem2_total(B, prior, None, lam, nested), rel=1e-9)
+        assert d.cost == pytest.approx(cost_from_tree(B, prior, None, nested, lam), rel=1e-9)
+    d1 = tree.decompose(1.0)
+    assert d1.total == pytest.approx(d1.cost, abs=1e-12)
+    assert d1.cost == pytest.approx(corollary3_total(B, prior, None, nested), abs=1e-12)
+
+
+def test_huge_priors_and_max_depth_are_handled():
+    B = np.eye(4, dtype=np.uint8)
+    with pytest.warns(UserWarning, match="normalised"):
+        est = QueryTree().fit(B, prior=[1e308, 1e308, 1.0, 1.0])
+    assert est.prior_[:2] == pytest.approx([0.5, 0.5])
+    deep = QueryTree(max_depth=2**40).fit(B)
+    assert deep.max_depth_ == 4 and deep.tree_.n_leaves == 4
+
+
+def test_bad_shapes_and_values_raise_data_errors():
+    with pytest.raises(DataError, match="rectangular"):
+        QueryTree().fit([[0, 1], [1]])
+    with pytest.raises(DataError, match="2-D"):
+        QueryTree().fit([0, 1, 1])
+    with pytest.raises(DataError, match="no objects"):
+        QueryTree().fit(np.zeros((0, 3)))
+    with pytest.raises(DataError, match="query column 'x1'"):
+        QueryTree().fit([[0, np.nan], [1, 0]])
+    with pytest.raises(DataError, match="prior of object 1"):
+        QueryTree().fit([[0], [1]], prior=[1.0, np.nan])
+    with pytest.raises(InvalidParameterError, match="cost_base"):
+        QueryTree(cost_base="2").fit([[0], [1]])
+
+
+def test_pandas_inputs_are_matched_by_index():
+    B = pd.DataFrame({"a": [1, 0, 0], "b": [0, 1, 0]}, index=["x", "y", "z"])
+    prior = pd.Series([0.2, 0.3, 0.5], index=["z", "x", "y"])
+    est = QueryTree().fit(B, prior=prior)
+    assert est.prior_.tolist() == pytest.approx([0.3, 0.5, 0.2])
+    with pytest.raises(DataError, match="index does not match"):
+        QueryTree().fit(B, prior=pd.Series([0.2, 0.3, 0.5], index=["p", "q", "r"]))
+    groups = pd.Series(["u", "v", "v"], index=["y", "z", "x"])
+    est = QueryTree().fit(B, groups=groups)
+    assert list(est.groups_) == ["v", "u", "v"]
+
+
+def test_identify_edge_cases():
+    est = QueryTree().fit(np.eye(3, dtype=np.uint8))
+    assert len(est.identify(np.zeros((0, 3)))) == 0
+    with pytest.raises(DataError, match="answers must be 0/1"):
+        est.identify(pd.DataFrame({"x0": ["yes"], "x1": [0], "x2": [0]}))
+
+
+def test_malformed_question_trees_are_refused():
+    with pytest.raises(DataError):
+        QuestionTree(
+            query=[0, -1, -1, 0, -1],
+            children=[[1, 2], [-1, -1], [-1, -1], [4, 3], [-1, -1]],
+            leaf_of_object=[1, 2],
+            prior=[0.5, 0.5],
+            target=[0, 1],
+            object_names=["a", "b"],
+            query_names=["q"],
+            target_names=["a", "b"],
+        )
+
+
+def test_export_options_are_checked_for_question_trees():
+    tree = QueryTree().fit(np.eye(3, dtype=np.uint8)).tree_
+    with pytest.raises(InvalidParameterError, match="decimals"):
+        optitree.export_text(tree, decimals="x")
+    with pytest.raises(InvalidParameterError, match="max_depth"):
+        optitree.export_text(tree, max_depth=1)
+    assert "p = 0.333" in optitree.export_text(tree, decimals=3)
+
+
+def test_decomposition_refuses_overflowing_cost_bases():
+    est = QueryTree().fit(np.eye(4, dtype=np.uint8))
+    with pytest.raises(InvalidParameterError, match="overflow"):
+        est.cost_decomposition(1e300)
+    assert math.isfinite(est.cost(1e300))
+
+
+def test_cli_group_column_first(tmp_path, capsys):
+    path = tmp_path / "objects.csv"
+    path.write_text("class,q1,q2\nA,1,0\nB,0,1\nA,0,0\n", encoding="utf-8")
+    assert main(["query", str(path), "--group", "class"]) == 0
+    assert "identify the group" in capsys.readouterr().out
