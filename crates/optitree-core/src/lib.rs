@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod error;
+pub mod math;
 pub mod search;
 pub mod solvers;
 pub mod tree;

@@ -13,6 +13,7 @@ use pyo3::types::PyDict;
 
 use optitree_core::search::{budget, Budget, CancelFlag, Outcome, ProgressBoard, Status};
 use optitree_core::solvers::branches::{self, BranchesConfig};
+use optitree_core::solvers::maptree::{self, MapTreeConfig};
 use optitree_core::solvers::stump;
 use optitree_core::tree::Tree;
 
@@ -166,6 +167,49 @@ fn fit_branches<'py>(
     Ok(out)
 }
 
+/// MAPTree: the maximum-a-posteriori tree on binary features (codes 0/1) under the BCART prior
+/// with Dirichlet–Multinomial leaves, as a dict with the tree arrays, status, the bounds on the
+/// cost `−log P(T, Y | X)` (`lower_bound` ≤ MAP cost ≤ `upper_bound`), statistics and the
+/// reference's tree string.
+#[pyfunction]
+#[pyo3(signature = (codes, labels, alpha, beta, rho, *, n_classes=None, max_expansions=None,
+    time_limit=None, memory_limit=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_maptree<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, i64>,
+    labels: PyReadonlyArray1<'py, i64>,
+    alpha: f64,
+    beta: f64,
+    rho: Vec<f64>,
+    n_classes: Option<usize>,
+    max_expansions: Option<u64>,
+    time_limit: Option<f64>,
+    memory_limit: Option<usize>,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n_features = codes.as_array().ncols();
+    let data = convert::dataset(&codes, &labels, n_classes, Some(&vec![2; n_features]), None)?;
+    let config = MapTreeConfig {
+        alpha,
+        beta,
+        rho,
+        max_expansions,
+    };
+    let cancel = CancelFlag::new();
+    let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
+    let board = ProgressBoard::new();
+    let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
+    let outcome = interrupt::run_reporting(py, &cancel, reporter, || {
+        maptree::solve(&data, &config, &budget, Some(&board))
+    })?
+    .into_py()?;
+    let out = outcome_to_py(py, &outcome, &outcome.solution.tree)?;
+    out.set_item("cost", outcome.solution.cost)?;
+    out.set_item("reference_string", &outcome.solution.reference_string)?;
+    Ok(out)
+}
+
 /// Spins until the budget stops it; returns `(status, iterations)`. A test hook for time limits,
 /// node limits and Ctrl-C handling that depends on no solver.
 #[pyfunction]
@@ -211,6 +255,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset_summary, m)?)?;
     m.add_function(wrap_pyfunction!(fit_stump, m)?)?;
     m.add_function(wrap_pyfunction!(fit_branches, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_maptree, m)?)?;
     m.add_function(wrap_pyfunction!(status_names, m)?)?;
     m.add_function(wrap_pyfunction!(_spin, m)?)?;
     m.add_class::<query::NativeQueryProblem>()?;

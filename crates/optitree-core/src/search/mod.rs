@@ -5,10 +5,12 @@ pub mod budget;
 pub mod cache;
 pub mod outcome;
 pub mod progress;
+pub mod rng;
 pub mod stats;
 
 pub use budget::{Budget, CancelFlag};
 pub use cache::BoundedCache;
 pub use outcome::{Outcome, Status};
 pub use progress::{ProgressBoard, Snapshot};
+pub use rng::SplitMix;
 pub use stats::Stats;

@@ -2,5 +2,6 @@
 //! never on another solver: shared pieces move down into those layers.
 
 pub mod branches;
+pub mod maptree;
 pub mod query;
 pub mod stump;

@@ -281,7 +281,7 @@ fn problem_validation_names_the_fault() {
 fn small_and_large_node_paths_agree_with_the_plain_formula() {
     // 14 objects: the full node takes the accumulation path, a 6-object subset the per-yes-set
     // path; both must equal C_a computed directly.
-    let mut rng = greedy::SplitMix::new(7);
+    let mut rng = crate::search::SplitMix::new(7);
     let (m, n) = (14, 9);
     let rows: Vec<Vec<u8>> = (0..m)
         .map(|_| (0..n).map(|_| rng.below(2) as u8).collect())

@@ -1,0 +1,204 @@
+//! The explicit AND/OR graph of the MAPTree search: OR nodes (a row subset at a depth) with their
+//! bounds, AND nodes (an OR node split on a feature), and the subproblem cache.
+//!
+//! OR nodes do not store their rows. Each remembers its origin (the OR node and feature/side it was
+//! first reached from), so its subset can be rebuilt by at most `depth` intersections. The cache
+//! maps a 64-bit hash of (subset, depth) to a chain of candidate nodes, and a candidate is accepted
+//! only after its subset has been rebuilt and compared word for word: two different subproblems are
+//! never merged (the reference's linear hash does merge them, spec §2.8 D3).
+//!
+//! Parent lists are intrusive singly linked lists threaded through the AND nodes, newest first,
+//! which is the order the reference propagates in.
+
+use crate::data::{Bitset, Dataset};
+use crate::search::cache::FastMap;
+
+/// Marks "no node".
+pub const NONE: u32 = u32::MAX;
+
+/// A subproblem: the best subtree for a row subset rooted at a depth.
+#[derive(Debug, Clone)]
+pub struct OrNode {
+    pub lb: f64,
+    pub ub: f64,
+    pub depth: u32,
+    pub expanded: bool,
+    /// The AND child achieving `lb` (NONE when the leaf, i.e. `ub`, does).
+    pub best_lb: u32,
+    /// The AND child achieving `ub` (NONE when the leaf is best).
+    pub best_ub: u32,
+    /// AND children occupy `first_child .. first_child + n_children` (ascending features).
+    pub first_child: u32,
+    pub n_children: u32,
+    /// Head of the parent list: `and_id * 2 + side`, or NONE.
+    pub first_parent: u32,
+    /// Origin: the OR node first split to reach this one, and how (`feature * 2 + side`).
+    pub origin: u32,
+    pub origin_split: u32,
+    /// Next node with the same cache hash.
+    pub next_same_hash: u32,
+    /// Stamp of the last propagation that visited this node.
+    pub visited: u32,
+}
+
+impl OrNode {
+    /// Solved nodes have equal bounds (exact floating-point equality, as in the reference).
+    pub fn solved(&self) -> bool {
+        self.lb == self.ub
+    }
+}
+
+/// A split of an OR node on a feature.
+#[derive(Debug, Clone)]
+pub struct AndNode {
+    pub feature: u32,
+    pub parent: u32,
+    /// `child[0]`: rows with feature = 0; `child[1]`: feature = 1.
+    pub child: [u32; 2],
+    /// Next entry of the parent list of `child[side]`.
+    pub next_parent: [u32; 2],
+}
+
+/// Node arenas plus the exact-key cache.
+pub struct Graph<'a> {
+    pub data: &'a Dataset,
+    pub or: Vec<OrNode>,
+    pub and: Vec<AndNode>,
+    cache: FastMap<u64, u32>,
+    /// Hash-equal but different subsets met (kept apart, as they must be).
+    pub hash_collisions: u64,
+}
+
+/// Hash of a row subset and a depth (SplitMix-style mixing of every word).
+pub fn subset_hash(rows: &Bitset, depth: u32) -> u64 {
+    let mut h = 0x243F_6A88_85A3_08D3u64 ^ u64::from(depth).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for (i, &w) in rows.words().iter().enumerate() {
+        let mut z = w ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        h = (h ^ z ^ (z >> 31))
+            .rotate_left(23)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    h
+}
+
+impl<'a> Graph<'a> {
+    /// A graph holding only the root (never cached: no other node has all rows at depth 0).
+    pub fn new(data: &'a Dataset, root_lb: f64, root_ub: f64) -> Self {
+        let mut g = Graph {
+            data,
+            or: Vec::new(),
+            and: Vec::new(),
+            cache: FastMap::default(),
+            hash_collisions: 0,
+        };
+        g.push_or(root_lb, root_ub, 0, NONE, 0);
+        g
+    }
+
+    fn push_or(&mut self, lb: f64, ub: f64, depth: u32, origin: u32, origin_split: u32) -> u32 {
+        self.or.push(OrNode {
+            lb,
+            ub,
+            depth,
+            expanded: false,
+            best_lb: NONE,
+            best_ub: NONE,
+            first_child: 0,
+            n_children: 0,
+            first_parent: NONE,
+            origin,
+            origin_split,
+            next_same_hash: NONE,
+            visited: 0,
+        });
+        (self.or.len() - 1) as u32
+    }
+
+    /// The rows of OR node `id`, rebuilt from its origin chain.
+    pub fn rows_of(&self, id: u32) -> Bitset {
+        let mut steps = Vec::new();
+        let mut at = id;
+        while self.or[at as usize].origin != NONE {
+            let node = &self.or[at as usize];
+            steps.push(node.origin_split);
+            at = node.origin;
+        }
+        let mut rows = self.data.all_rows();
+        for &split in steps.iter().rev() {
+            rows.and_assign(
+                self.data
+                    .rows_with((split / 2) as usize, (split % 2) as usize),
+            );
+        }
+        rows
+    }
+
+    /// The OR node for `(rows, depth)`, if one exists.
+    pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
+        let mut at = self.cache.get(&hash).copied().unwrap_or(NONE);
+        while at != NONE {
+            let node = &self.or[at as usize];
+            if node.depth == depth && self.rows_of(at) == *rows {
+                return Some(at);
+            }
+            self.hash_collisions += 1;
+            at = node.next_same_hash;
+        }
+        None
+    }
+
+    /// Adds a fresh OR node for `(rows, depth)` reached from `origin` by `split`.
+    pub fn insert(
+        &mut self,
+        hash: u64,
+        bounds: (f64, f64),
+        depth: u32,
+        origin: u32,
+        split: u32,
+    ) -> u32 {
+        let id = self.push_or(bounds.0, bounds.1, depth, origin, split);
+        let slot = self.cache.entry(hash).or_insert(NONE);
+        self.or[id as usize].next_same_hash = *slot;
+        *slot = id;
+        id
+    }
+
+    /// Appends an AND node and links it at the front of both children's parent lists.
+    pub fn push_and(&mut self, feature: u32, parent: u32, child: [u32; 2]) -> u32 {
+        let id = self.and.len() as u32;
+        let next_parent = [
+            self.or[child[0] as usize].first_parent,
+            self.or[child[1] as usize].first_parent,
+        ];
+        self.and.push(AndNode {
+            feature,
+            parent,
+            child,
+            next_parent,
+        });
+        self.or[child[0] as usize].first_parent = id * 2;
+        self.or[child[1] as usize].first_parent = id * 2 + 1;
+        id
+    }
+
+    /// The AND nodes that have `id` as a child, newest first.
+    pub fn parents(&self, id: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut link = self.or[id as usize].first_parent;
+        std::iter::from_fn(move || {
+            (link != NONE).then(|| {
+                let and = link / 2;
+                link = self.and[and as usize].next_parent[(link % 2) as usize];
+                and
+            })
+        })
+    }
+
+    /// Bytes held by the graph (capacity-based, so reallocation headroom counts).
+    pub fn memory(&self) -> usize {
+        self.or.capacity() * std::mem::size_of::<OrNode>()
+            + self.and.capacity() * std::mem::size_of::<AndNode>()
+            + self.cache.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
+    }
+}

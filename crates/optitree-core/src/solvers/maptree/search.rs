@@ -1,0 +1,294 @@
+//! The MAPTree best-first AND/OR search in the reference's order (spec §2.5): descend along
+//! best-lower-bound splits into the child with the larger gap, expand, then propagate lower bounds
+//! and upper bounds upwards, until the root's bounds meet or a limit stops the search.
+//!
+//! Differences from the reference, all fixes of its defects (spec §2.8): an unsplittable node's
+//! lower bound rises through `update_lb` and propagates (D1; the descent also repairs, never
+//! dereferences, a missing best split); every row counts whatever `n % 64` is (D2); the cache
+//! compares exact subsets (D3).
+//!
+//! Invariant: for every OR node `lb <= ub`; the root's `lb` never decreases and its `ub` never
+//! increases; `extract` returns a tree whose cost is at most the root's `ub`.
+
+use std::collections::VecDeque;
+
+use super::graph::{Graph, NONE};
+use super::model::Posterior;
+use crate::data::Bitset;
+use crate::search::{Budget, ProgressBoard, Snapshot, Status};
+
+/// The search state: the graph, the model and the counters.
+pub struct Search<'a> {
+    pub graph: Graph<'a>,
+    model: &'a Posterior,
+    pub expansions: u64,
+    /// Stamp for the visited marks of one propagation.
+    epoch: u32,
+    /// Descents that met an expanded, unsolved node without a best split and repaired it.
+    pub repairs: u64,
+}
+
+impl<'a> Search<'a> {
+    /// A search holding only the root.
+    pub fn new(graph_data: &'a crate::data::Dataset, model: &'a Posterior) -> Self {
+        let rows = graph_data.all_rows();
+        let counts = graph_data.class_counts(&rows);
+        let lb = model.heuristic(0, &counts);
+        let ub = model.leaf_cost(0, true, &counts);
+        Search {
+            graph: Graph::new(graph_data, lb, ub),
+            model,
+            expansions: 0,
+            epoch: 0,
+            repairs: 0,
+        }
+    }
+
+    /// Root bounds `(lb, ub)`.
+    pub fn bounds(&self) -> (f64, f64) {
+        (self.graph.or[0].lb, self.graph.or[0].ub)
+    }
+
+    fn penalty(&self, id: u32) -> f64 {
+        let o = &self.graph.or[id as usize];
+        self.model.split_penalty(o.depth, o.n_children as usize)
+    }
+
+    /// Runs until the root is solved or the budget (or `max_expansions`) stops it.
+    pub fn run(
+        &mut self,
+        budget: &Budget,
+        max_expansions: Option<u64>,
+        board: Option<&ProgressBoard>,
+    ) -> Status {
+        let mut last_post = 0.0;
+        loop {
+            if self.graph.or[0].solved() {
+                return Status::Optimal;
+            }
+            if max_expansions.is_some_and(|k| self.expansions >= k) {
+                return Status::NodeLimit;
+            }
+            if let Some(status) = budget.check(self.expansions, self.graph.memory()) {
+                return status;
+            }
+            if let Some(status) = self.step(budget) {
+                return status;
+            }
+            if let Some(board) = board {
+                let seconds = budget.elapsed();
+                if seconds - last_post > 0.2 {
+                    last_post = seconds;
+                    let (lb, ub) = self.bounds();
+                    board.post(Snapshot {
+                        iterations: self.expansions,
+                        expansions: self.expansions,
+                        lower_bound: -ub,
+                        upper_bound: -lb,
+                        cached: self.graph.or.len() as u64,
+                        memory_bytes: self.graph.memory() as u64,
+                        seconds,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One iteration: descend, expand, propagate. Returns a status if the budget stopped it.
+    pub fn step(&mut self, budget: &Budget) -> Option<Status> {
+        let (node, rows) = loop {
+            match self.descend() {
+                Ok(found) => break found,
+                // A stale node on the path was repaired; descend again from the root.
+                Err(()) => {
+                    self.repairs += 1;
+                    if self.graph.or[0].solved() {
+                        return None; // the repair settled the root
+                    }
+                    if let Some(status) = budget.check(self.expansions, self.graph.memory()) {
+                        return Some(status);
+                    }
+                }
+            }
+        };
+        self.expand(node, &rows);
+        self.expansions += 1;
+        self.propagate_lb(node);
+        self.propagate_ub(node);
+        None
+    }
+
+    /// Follows best-lower-bound splits from the root to an unexpanded node, into the child with
+    /// the larger gap (ties to the feature = 0 child). Returns the node and its rows.
+    fn descend(&mut self) -> Result<(u32, Bitset), ()> {
+        let data = self.graph.data;
+        let mut at = 0u32;
+        let mut rows = data.all_rows();
+        let mut path = Vec::new();
+        while self.graph.or[at as usize].expanded {
+            path.push(at);
+            let best = self.graph.or[at as usize].best_lb;
+            if best == NONE {
+                // An expanded node without a best split: solved, but an ancestor's bound did
+                // not hear of it (the reference dereferences null here, D1; rounding can also
+                // leave a bound one ulp stale). Recompute the path bottom-up and start over.
+                for &id in path.iter().rev() {
+                    self.update_lb(id);
+                }
+                return Err(());
+            }
+            let and = &self.graph.and[best as usize];
+            let (c0, c1) = (
+                &self.graph.or[and.child[0] as usize],
+                &self.graph.or[and.child[1] as usize],
+            );
+            let side = usize::from(c0.ub - c0.lb < c1.ub - c1.lb);
+            rows.and_assign(data.rows_with(and.feature as usize, side));
+            at = and.child[side];
+        }
+        Ok((at, rows))
+    }
+
+    /// Creates the AND children of `id` for every valid feature (ascending) and their OR
+    /// children (from the cache when the same rows at the same depth were met before).
+    fn expand(&mut self, id: u32, rows: &Bitset) {
+        let data = self.graph.data;
+        let depth = self.graph.or[id as usize].depth;
+        self.graph.or[id as usize].expanded = true;
+        let counts = data.class_counts(rows);
+        let total: u64 = counts.iter().sum();
+        let valid: Vec<usize> = (0..data.n_features())
+            .filter(|&f| data.n_values(f) == 2)
+            .filter(|&f| {
+                let ones = rows.intersection_count(data.rows_with(f, 1));
+                ones > 0 && ones < total
+            })
+            .collect();
+        if valid.is_empty() {
+            // Unsplittable: the exact leaf cost. The lower bound follows in update_lb (D1 fix).
+            self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, &counts);
+            return;
+        }
+        let pen = self.model.split_penalty(depth, valid.len());
+        let first = self.graph.and.len() as u32;
+        let mut child_rows = Bitset::empty(rows.len());
+        for &f in &valid {
+            let mut child = [NONE; 2];
+            for side in [1usize, 0] {
+                rows.and_into(data.rows_with(f, side), &mut child_rows);
+                child[side] = self.child_node(id, f, side, &child_rows, depth + 1);
+            }
+            let and = self.graph.push_and(f as u32, id, child);
+            let v =
+                (self.graph.or[child[0] as usize].ub + self.graph.or[child[1] as usize].ub) + pen;
+            let o = &mut self.graph.or[id as usize];
+            if v < o.ub {
+                o.ub = v;
+                o.best_ub = and;
+            }
+        }
+        let o = &mut self.graph.or[id as usize];
+        o.first_child = first;
+        o.n_children = valid.len() as u32;
+    }
+
+    /// The OR node for `rows` at `depth`: the cached one, or a fresh one with heuristic bounds.
+    fn child_node(&mut self, parent: u32, f: usize, side: usize, rows: &Bitset, depth: u32) -> u32 {
+        let hash = super::graph::subset_hash(rows, depth);
+        if let Some(found) = self.graph.find(rows, depth, hash) {
+            return found;
+        }
+        let counts = self.graph.data.class_counts(rows);
+        let bounds = (
+            self.model.heuristic(depth, &counts),
+            self.model.leaf_cost(depth, true, &counts),
+        );
+        self.graph
+            .insert(hash, bounds, depth, parent, (f * 2 + side) as u32)
+    }
+
+    /// Recomputes `lb` from the children (or the node's own `ub`); returns whether it rose.
+    fn update_lb(&mut self, id: u32) -> bool {
+        let o = &self.graph.or[id as usize];
+        let (first, n) = (o.first_child, o.n_children);
+        let mut best = o.ub;
+        let mut best_and = NONE;
+        if n > 0 {
+            let pen = self.penalty(id);
+            for a in first..first + n {
+                let and = &self.graph.and[a as usize];
+                let v = (self.graph.or[and.child[0] as usize].lb
+                    + self.graph.or[and.child[1] as usize].lb)
+                    + pen;
+                if v < best {
+                    best = v;
+                    best_and = a;
+                }
+            }
+        }
+        let o = &mut self.graph.or[id as usize];
+        o.best_lb = best_and;
+        let improved = best > o.lb;
+        o.lb = best;
+        improved
+    }
+
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            for o in &mut self.graph.or {
+                o.visited = 0;
+            }
+            self.epoch = 1;
+        }
+        self.epoch
+    }
+
+    /// Raises lower bounds level by level (FIFO), only into parents whose best-lower-bound split
+    /// is the one the change came through, and only into unsolved parents.
+    fn propagate_lb(&mut self, source: u32) {
+        let epoch = self.next_epoch();
+        self.graph.or[source as usize].visited = epoch;
+        let mut queue = VecDeque::from([source]);
+        while let Some(id) = queue.pop_front() {
+            if !self.update_lb(id) {
+                continue;
+            }
+            let parents: Vec<u32> = self.graph.parents(id).collect();
+            for a in parents {
+                let p = self.graph.and[a as usize].parent;
+                let node = &self.graph.or[p as usize];
+                if node.visited != epoch && !node.solved() && node.best_lb == a {
+                    self.graph.or[p as usize].visited = epoch;
+                    queue.push_back(p);
+                }
+            }
+        }
+    }
+
+    /// Lowers upper bounds through the changed splits only (incremental, FIFO).
+    fn propagate_ub(&mut self, source: u32) {
+        let epoch = self.next_epoch();
+        self.graph.or[source as usize].visited = epoch;
+        let mut queue = VecDeque::from([source]);
+        while let Some(id) = queue.pop_front() {
+            let parents: Vec<u32> = self.graph.parents(id).collect();
+            for a in parents {
+                let and = &self.graph.and[a as usize];
+                let p = and.parent;
+                let v = (self.graph.or[and.child[0] as usize].ub
+                    + self.graph.or[and.child[1] as usize].ub)
+                    + self.penalty(p);
+                let node = &mut self.graph.or[p as usize];
+                if v < node.ub {
+                    node.ub = v;
+                    node.best_ub = a;
+                    if node.visited != epoch {
+                        node.visited = epoch;
+                        queue.push_back(p);
+                    }
+                }
+            }
+        }
+    }
+}

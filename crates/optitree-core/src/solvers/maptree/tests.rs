@@ -1,0 +1,234 @@
+use super::*;
+use crate::search::{Budget, Status};
+use std::collections::HashMap;
+
+fn dataset(x: &[&[u32]], y: &[u32], n_classes: usize) -> Dataset {
+    let f = x[0].len();
+    let flat: Vec<u32> = x.iter().flat_map(|r| r.iter().copied()).collect();
+    Dataset::new(&flat, f, y, Some(&vec![2; f]), Some(n_classes), None).unwrap()
+}
+
+fn config(alpha: f64, beta: f64, rho: f64, k: usize) -> MapTreeConfig {
+    MapTreeConfig {
+        alpha,
+        beta,
+        rho: vec![rho; k],
+        max_expansions: None,
+    }
+}
+
+fn run(data: &Dataset, cfg: &MapTreeConfig) -> Outcome<MapTreeSolution> {
+    let budget = Budget::new(Some(5.0), None, None, crate::search::CancelFlag::new()).unwrap();
+    solve(data, cfg, &budget, None).unwrap()
+}
+
+const FOUR: [&[u32]; 4] = [&[0, 0], &[0, 1], &[1, 0], &[1, 1]];
+
+#[test]
+fn formula_values_match_the_spec() {
+    let m = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
+    let lsp = [
+        -0.05129329438755058,
+        -0.39786688466752324,
+        -0.6005994387216055,
+        -0.7444404749474959,
+        -0.8560122506046007,
+        -0.9471730290015781,
+    ];
+    for (d, &v) in lsp.iter().enumerate() {
+        assert!((m.log_split(d as u32) - v).abs() < 1e-15, "d={d}");
+    }
+    let leaf = [
+        -2.99573227355399,
+        -1.1139841591895987,
+        -0.7951417135657253,
+        -0.6443570163905132,
+    ];
+    for (d, &v) in leaf.iter().enumerate() {
+        assert!((m.log_leaf_splittable(d as u32) - v).abs() < 1e-13, "d={d}");
+    }
+    for (c, v) in [
+        ([0u64, 0], 0.0),
+        ([1, 0], -std::f64::consts::LN_2),
+        ([10, 0], -3.5635027109272035),
+        ([5, 5], -7.513804619819105),
+        ([11, 29], -25.0773090359273),
+    ] {
+        assert!((m.log_likelihood(&c) - v).abs() < 1e-12, "{c:?}");
+    }
+    assert!((m.log_likelihood_perfect(&[11, 29]) + 9.535722457644894).abs() < 1e-12);
+    let flat = Posterior::new(0.95, 0.5, vec![1.0, 1.0]).unwrap();
+    assert!((flat.log_likelihood(&[3, 5]) + 6.22257626807137).abs() < 1e-12);
+}
+
+#[test]
+fn brute_force_tables() {
+    // C1 (y = x0, ρ = 1): the tied MAP trees cost 4.312762966522323.
+    let c1 = run(
+        &dataset(&FOUR, &[0, 0, 1, 1], 2),
+        &config(0.95, 0.5, 1.0, 2),
+    );
+    assert_eq!(c1.status, Status::Optimal);
+    assert!((c1.upper_bound - 4.312762966522323).abs() < 1e-9);
+    assert_eq!(c1.solution.reference_string, "((1)0(1))");
+    // C2 (XOR, ρ = 1).
+    let c2 = run(
+        &dataset(&FOUR, &[0, 1, 1, 0], 2),
+        &config(0.95, 0.5, 1.0, 2),
+    );
+    assert!((c2.upper_bound - 4.312762966522323).abs() < 1e-9);
+    // C3 (XOR three times, ρ = 2.5).
+    let x12: Vec<&[u32]> = (0..3).flat_map(|_| FOUR).collect();
+    let c3 = run(
+        &dataset(&x12, &[0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0], 2),
+        &config(0.95, 0.5, 2.5, 2),
+    );
+    assert!((c3.upper_bound - 8.23607997856922).abs() < 1e-9);
+    assert_eq!(c3.solution.reference_string, "((1)0(1))");
+    // C4 (an uninformative feature still splits: its children are unsplittable).
+    let c4 = run(
+        &dataset(&[&[0], &[0], &[1], &[1]], &[0, 1, 0, 1], 2),
+        &config(0.95, 0.5, 2.5, 2),
+    );
+    assert!((c4.upper_bound - 3.188525130215241).abs() < 1e-9);
+    assert_eq!(c4.solution.reference_string, "(0)");
+    // C5 (all labels 1).
+    let x5: [&[u32]; 5] = [&[0, 0], &[0, 1], &[1, 0], &[1, 1], &[1, 1]];
+    let c5 = run(&dataset(&x5, &[1; 5], 2), &config(0.95, 0.5, 2.5, 2));
+    assert!((c5.upper_bound - 4.851759467255009).abs() < 1e-9);
+    assert_eq!(c5.solution.reference_string, "((0)1(0))");
+}
+
+#[test]
+fn defect_regressions() {
+    // D1: identical features, different labels; the reference segfaults.
+    let d1 = run(
+        &dataset(&[&[0], &[1], &[0]], &[0, 1, 1], 2),
+        &config(0.999, 0.1, 2.5, 2),
+    );
+    assert_eq!(d1.status, Status::Optimal);
+    assert!((d1.upper_bound - 2.2627635988073735).abs() < 1e-9);
+    assert_eq!(d1.solution.reference_string, "(0)");
+    // D2: N = 64 (the reference drops every row).
+    let rows: Vec<Vec<u32>> = (0..64u32)
+        .map(|i| vec![i & 1, (i >> 1) & 1, (i >> 2) & 1])
+        .collect();
+    let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+    let y: Vec<u32> = rows.iter().map(|r| r[0] ^ r[1]).collect();
+    let d2 = run(&dataset(&refs, &y, 2), &config(0.95, 0.5, 2.5, 2));
+    assert!((d2.upper_bound - 24.508219463780062).abs() < 1e-9);
+    assert_eq!(d2.solution.reference_string, "((1)0(1))");
+    // D3: subsets the reference's linear hash merges.
+    let mut x = vec![vec![0u32, 0]; 129];
+    x[127][0] = 1;
+    x[63][1] = 1;
+    let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+    let mut y = vec![0u32; 129];
+    y[63] = 1;
+    for (rho, cost) in [
+        (2.5, 11.808837726519185),
+        (1.0, 7.380631984654539),
+        (0.1, 3.7413935448462623),
+    ] {
+        let d3 = run(&dataset(&refs, &y, 2), &config(0.95, 0.5, rho, 2));
+        assert!(
+            (d3.upper_bound - cost).abs() < 1e-9,
+            "ρ={rho}: {}",
+            d3.upper_bound
+        );
+        assert_eq!(d3.solution.reference_string, "((1)0)");
+    }
+}
+
+#[test]
+fn all_rows_identical_is_a_single_leaf() {
+    let out = run(
+        &dataset(&[&[1, 0], &[1, 0], &[1, 0]], &[0, 1, 1], 2),
+        &config(0.95, 0.5, 2.5, 2),
+    );
+    assert_eq!(out.solution.reference_string, "");
+    assert!((out.upper_bound - 2.261763098473789).abs() < 1e-12);
+    assert_eq!(out.lower_bound, out.upper_bound);
+}
+
+/// Exact DP over (subset, depth): the oracle of spec §6 D.
+fn dp(
+    data: &Dataset,
+    m: &Posterior,
+    rows: &Bitset,
+    depth: u32,
+    memo: &mut HashMap<(Vec<u64>, u32), f64>,
+) -> f64 {
+    let key = (rows.words().to_vec(), depth);
+    if let Some(&v) = memo.get(&key) {
+        return v;
+    }
+    let counts = data.class_counts(rows);
+    let total: u64 = counts.iter().sum();
+    let valid: Vec<usize> = (0..data.n_features())
+        .filter(|&f| {
+            let ones = rows.intersection_count(data.rows_with(f, 1));
+            ones > 0 && ones < total
+        })
+        .collect();
+    let mut best = m.leaf_cost(depth, !valid.is_empty(), &counts);
+    for &f in &valid {
+        let v = m.split_penalty(depth, valid.len())
+            + dp(data, m, &rows.and(data.rows_with(f, 0)), depth + 1, memo)
+            + dp(data, m, &rows.and(data.rows_with(f, 1)), depth + 1, memo);
+        best = best.min(v);
+    }
+    memo.insert(key, best);
+    best
+}
+
+#[test]
+fn search_equals_the_exact_programme_on_random_data() {
+    let mut rng = crate::search::SplitMix::new(11);
+    for case in 0..300 {
+        let n = 1 + rng.below(14);
+        let f = 1 + rng.below(4);
+        let k = 2 + rng.below(2);
+        let x: Vec<Vec<u32>> = (0..n)
+            .map(|_| (0..f).map(|_| rng.below(2) as u32).collect())
+            .collect();
+        let y: Vec<u32> = (0..n).map(|_| rng.below(k) as u32).collect();
+        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+        let data = dataset(&refs, &y, k);
+        let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
+        let rho = [2.5, 1.0, 0.5][case % 3];
+        let mut cfg = config(alpha, beta, rho, k);
+        cfg.max_expansions = Some(100_000);
+        let out = run(&data, &cfg);
+        let m = Posterior::new(alpha, beta, cfg.rho.clone()).unwrap();
+        let exact = dp(&data, &m, &data.all_rows(), 0, &mut HashMap::new());
+        assert_eq!(
+            out.status,
+            Status::Optimal,
+            "case {case}: n={n} f={f} k={k} x={x:?} y={y:?} α={alpha} β={beta} ρ={rho} lb={} ub={}",
+            out.lower_bound,
+            out.upper_bound
+        );
+        assert!(
+            (out.upper_bound - exact).abs() < 1e-9,
+            "case {case}: {} vs {exact}",
+            out.upper_bound
+        );
+        assert_eq!(out.lower_bound, out.upper_bound);
+    }
+}
+
+#[test]
+fn expansion_limit_returns_bounds_and_a_tree() {
+    let x12: Vec<&[u32]> = (0..3).flat_map(|_| FOUR).collect();
+    let data = dataset(&x12, &[0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0], 2);
+    let mut cfg = config(0.95, 0.5, 2.5, 2);
+    cfg.max_expansions = Some(1);
+    let out = run(&data, &cfg);
+    assert_eq!(out.status, Status::NodeLimit);
+    assert!(out.lower_bound <= out.upper_bound);
+    assert_eq!(
+        out.solution.reference_string.is_empty(),
+        out.solution.tree.n_nodes() == 1
+    );
+}
