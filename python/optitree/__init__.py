@@ -41,6 +41,7 @@ _LAZY = {
     "StumpClassifier": "optitree.stump",
     "BranchesClassifier": "optitree.branches",
     "QueryTree": "optitree.query",
+    "MAPTreeClassifier": "optitree.maptree",
     "query": "optitree.query",
     "datasets": "optitree.datasets",
     "preprocessing": "optitree.preprocessing",

@@ -265,6 +265,50 @@ _BRANCHES_OPTIONS = (
     ),
 )
 
+
+def _maptree(**params: Any) -> Any:
+    from optitree import MAPTreeClassifier
+
+    return MAPTreeClassifier(**params)
+
+
+def _unit_float(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1."""
+    return _parse(text, float, "a number", lambda v: 0 < v < 1, "a number in (0, 1)")
+
+
+def positive_float_list(text: str) -> Any:
+    """argparse type: one positive number, or several separated by commas (``2.5`` or ``1,3``)."""
+    parts = [positive_float(p) for p in text.split(",")]
+    return parts[0] if len(parts) == 1 else tuple(parts)
+
+
+_MAPTREE_OPTIONS = (
+    _TIME_LIMIT,
+    _BRANCHES_OPTIONS[4],  # --memory-limit
+    AlgorithmOption(
+        "--alpha", "alpha", _unit_float, "BCART split scale α in (0, 1) (default 0.95)", "A"
+    ),
+    AlgorithmOption(
+        "--beta", "beta", nonnegative_float, "BCART split decay β >= 0 (default 0.5)", "B"
+    ),
+    AlgorithmOption(
+        "--rho",
+        "rho",
+        positive_float_list,
+        "Dirichlet pseudo-count per class: one number for all, or one per class separated by "
+        "commas (default 2.5)",
+        "R",
+    ),
+    AlgorithmOption(
+        "--max-expansions",
+        "max_expansions",
+        positive_int,
+        "stop after N expansions (status 'node_limit'; reproducible, unlike a time limit)",
+        "N",
+    ),
+)
+
 #: ``--algorithm`` name -> how to build it and its options. A solver joins the command line by
 #: adding one entry here.
 ALGORITHMS: dict[str, Algorithm] = {
@@ -273,6 +317,12 @@ ALGORITHMS: dict[str, Algorithm] = {
         "categorical columns)",
         _branches,
         _BRANCHES_OPTIONS,
+    ),
+    "maptree": Algorithm(
+        "the maximum-a-posteriori tree under the Bayesian CART prior (binary splits), proven "
+        "or with a gap",
+        _maptree,
+        _MAPTREE_OPTIONS,
     ),
     "stump": Algorithm(
         "the most accurate tree with at most one split (multiway on categorical columns)",

@@ -83,8 +83,9 @@ impl<'a> Search<'a> {
                     board.post(Snapshot {
                         iterations: self.expansions,
                         expansions: self.expansions,
-                        lower_bound: -ub,
-                        upper_bound: -lb,
+                        // Bounds on the cost −log P(T, Y | X) of the MAP tree.
+                        lower_bound: lb,
+                        upper_bound: ub,
                         cached: self.graph.or.len() as u64,
                         memory_bytes: self.graph.memory() as u64,
                         seconds,
