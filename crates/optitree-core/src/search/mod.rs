@@ -1,6 +1,7 @@
 //! What every search shares: the budget it runs under, the outcome it returns, its statistics and
 //! a memory-accounted cache. Solvers build on these and never on each other.
 
+pub mod arena;
 pub mod budget;
 pub mod cache;
 pub mod outcome;
@@ -8,6 +9,7 @@ pub mod progress;
 pub mod rng;
 pub mod stats;
 
+pub use arena::Arena;
 pub use budget::{Budget, CancelFlag};
 pub use cache::BoundedCache;
 pub use outcome::{Outcome, Status};

@@ -12,6 +12,7 @@
 
 use crate::data::{Bitset, Dataset};
 use crate::search::cache::FastMap;
+use crate::search::Arena;
 
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
@@ -62,8 +63,8 @@ pub struct AndNode {
 /// Node arenas plus the exact-key cache.
 pub struct Graph<'a> {
     pub data: &'a Dataset,
-    pub or: Vec<OrNode>,
-    pub and: Vec<AndNode>,
+    pub or: Arena<OrNode>,
+    pub and: Arena<AndNode>,
     cache: FastMap<u64, u32>,
     /// Hash-equal but different subsets met (kept apart, as they must be).
     pub hash_collisions: u64,
@@ -88,8 +89,8 @@ impl<'a> Graph<'a> {
     pub fn new(data: &'a Dataset, root_lb: f64, root_ub: f64) -> Self {
         let mut g = Graph {
             data,
-            or: Vec::new(),
-            and: Vec::new(),
+            or: Arena::new(),
+            and: Arena::new(),
             cache: FastMap::default(),
             hash_collisions: 0,
         };
@@ -98,7 +99,7 @@ impl<'a> Graph<'a> {
     }
 
     fn push_or(&mut self, lb: f64, ub: f64, depth: u32, origin: u32, origin_split: u32) -> u32 {
-        self.or.push(OrNode {
+        let id = self.or.push(OrNode {
             lb,
             ub,
             depth,
@@ -113,7 +114,7 @@ impl<'a> Graph<'a> {
             next_same_hash: NONE,
             visited: 0,
         });
-        (self.or.len() - 1) as u32
+        id as u32
     }
 
     /// The rows of OR node `id`, rebuilt from its origin chain.
@@ -197,8 +198,8 @@ impl<'a> Graph<'a> {
 
     /// Bytes held by the graph (capacity-based, so reallocation headroom counts).
     pub fn memory(&self) -> usize {
-        self.or.capacity() * std::mem::size_of::<OrNode>()
-            + self.and.capacity() * std::mem::size_of::<AndNode>()
+        self.or.bytes()
+            + self.and.bytes()
             + self.cache.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
     }
 }

@@ -237,7 +237,7 @@ impl<'a> Search<'a> {
     fn next_epoch(&mut self) -> u32 {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            for o in &mut self.graph.or {
+            for o in self.graph.or.iter_mut() {
                 o.visited = 0;
             }
             self.epoch = 1;
