@@ -170,10 +170,11 @@ fn fit_branches<'py>(
 /// MAPTree: the maximum-a-posteriori tree on binary features (codes 0/1) under the BCART prior
 /// with Dirichlet–Multinomial leaves, as a dict with the tree arrays, status, the bounds on the
 /// cost `−log P(T, Y | X)` (`lower_bound` ≤ MAP cost ≤ `upper_bound`), statistics and the
-/// reference's tree string.
+/// reference's tree string. `fast` selects the fast search mode (same optimum; the default is the
+/// reference implementation's order).
 #[pyfunction]
 #[pyo3(signature = (codes, labels, alpha, beta, rho, *, n_classes=None, max_expansions=None,
-    time_limit=None, memory_limit=None, progress=None))]
+    time_limit=None, memory_limit=None, progress=None, fast=false))]
 #[allow(clippy::too_many_arguments)]
 fn fit_maptree<'py>(
     py: Python<'py>,
@@ -187,6 +188,7 @@ fn fit_maptree<'py>(
     time_limit: Option<f64>,
     memory_limit: Option<usize>,
     progress: Option<Bound<'py, PyAny>>,
+    fast: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n_features = codes.as_array().ncols();
     let data = convert::dataset(&codes, &labels, n_classes, Some(&vec![2; n_features]), None)?;
@@ -195,6 +197,7 @@ fn fit_maptree<'py>(
         beta,
         rho,
         max_expansions,
+        fast,
     };
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;

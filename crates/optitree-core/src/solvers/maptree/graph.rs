@@ -24,6 +24,8 @@ pub struct OrNode {
     pub ub: f64,
     pub depth: u32,
     pub expanded: bool,
+    /// Closed by the exact small-subproblem solver (fast mode): bounds are exact, no children.
+    pub exact: bool,
     /// The AND child achieving `lb` (NONE when the leaf, i.e. `ub`, does).
     pub best_lb: u32,
     /// The AND child achieving `ub` (NONE when the leaf is best).
@@ -104,6 +106,7 @@ impl<'a> Graph<'a> {
             ub,
             depth,
             expanded: false,
+            exact: false,
             best_lb: NONE,
             best_ub: NONE,
             first_child: 0,

@@ -12,6 +12,7 @@
 pub mod graph;
 pub mod model;
 pub mod search;
+pub mod small;
 
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,9 @@ pub struct MapTreeConfig {
     pub rho: Vec<f64>,
     /// Stop after this many expansions (status `node_limit`).
     pub max_expansions: Option<u64>,
+    /// `false`: the reference implementation's search order, bound for bound. `true`: the fast
+    /// mode, which also solves small subproblems exactly (same optimum, different path).
+    pub fast: bool,
 }
 
 /// The returned tree with its cost and the reference's string form.
@@ -75,7 +79,8 @@ pub fn solve(
         return param_err!("max_expansions must be at least 1, got 0");
     }
     let model = Posterior::new(config.alpha, config.beta, config.rho.clone())?;
-    let mut search = Search::new(data, &model);
+    let small_rows = if config.fast { small::SMALL_ROWS } else { 0 };
+    let mut search = Search::new(data, &model, small_rows);
     let status = search.run(budget, config.max_expansions, board);
     let (lb, ub) = search.bounds();
     let root_rows = data.all_rows();
@@ -93,6 +98,7 @@ pub fn solve(
     stats.set_count("and_nodes", search.graph.and.len() as u64);
     stats.set_count("hash_collisions", search.graph.hash_collisions);
     stats.set_count("repairs", search.repairs);
+    stats.set_count("exact_closures", search.exact_closures);
     stats.set_count("memory_bytes", search.graph.memory() as u64);
     stats.set_real("seconds", budget.elapsed());
     Ok(Outcome {
@@ -115,6 +121,12 @@ fn extract(search: &Search<'_>, id: u32, rows: &Bitset, text: &mut String) -> No
     let data = search.graph.data;
     let value: Vec<f64> = data.class_counts(rows).iter().map(|&c| c as f64).collect();
     let o = &search.graph.or[id as usize];
+    if o.exact {
+        let mut small = small::SmallProblem::new(data, search.model(), rows);
+        small.solve(o.depth);
+        small.text(o.depth, text);
+        return small.tree(o.depth);
+    }
     if !o.expanded || o.n_children == 0 || o.best_ub == graph::NONE {
         return NodeSpec::Leaf { value };
     }

@@ -125,4 +125,18 @@ impl Posterior {
         let stop = -(0.0 + self.log_likelihood(counts));
         perfect.min(stop)
     }
+
+    /// The Perfect Split heuristic when the number of valid features is known (fast mode): an
+    /// unsplittable node costs exactly `−LL`; otherwise the leaf alternative pays its leaf prior
+    /// and the split alternative its `ln |V|`. Admissible: every other term of a subtree's cost
+    /// is non-negative, and by the paper's Lemmas 13–14 its leaves' likelihood is at most that of
+    /// one pure leaf per class.
+    pub fn heuristic_known_splits(&self, depth: u32, counts: &[u64], n_valid: usize) -> f64 {
+        if n_valid == 0 {
+            return self.leaf_cost(depth, false, counts);
+        }
+        let perfect = -((self.log_split(depth) - (n_valid as f64).ln())
+            + self.log_likelihood_perfect(counts));
+        perfect.min(self.leaf_cost(depth, true, counts))
+    }
 }

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use super::graph::{Graph, NONE};
 use super::model::Posterior;
+use super::small::{SmallProblem, SMALL_ROWS};
 use crate::data::Bitset;
 use crate::search::{Budget, ProgressBoard, Snapshot, Status};
 
@@ -26,11 +27,19 @@ pub struct Search<'a> {
     epoch: u32,
     /// Descents that met an expanded, unsolved node without a best split and repaired it.
     pub repairs: u64,
+    /// Fast mode: nodes with at most this many rows are solved exactly (0: reference order).
+    small_rows: usize,
+    /// Nodes closed by the exact small-subproblem solver.
+    pub exact_closures: u64,
 }
 
 impl<'a> Search<'a> {
     /// A search holding only the root.
-    pub fn new(graph_data: &'a crate::data::Dataset, model: &'a Posterior) -> Self {
+    pub fn new(
+        graph_data: &'a crate::data::Dataset,
+        model: &'a Posterior,
+        small_rows: usize,
+    ) -> Self {
         let rows = graph_data.all_rows();
         let counts = graph_data.class_counts(&rows);
         let lb = model.heuristic(0, &counts);
@@ -41,7 +50,14 @@ impl<'a> Search<'a> {
             expansions: 0,
             epoch: 0,
             repairs: 0,
+            small_rows: small_rows.min(SMALL_ROWS),
+            exact_closures: 0,
         }
+    }
+
+    /// The model the search scores with.
+    pub fn model(&self) -> &'a Posterior {
+        self.model
     }
 
     /// Root bounds `(lb, ub)`.
@@ -112,7 +128,11 @@ impl<'a> Search<'a> {
                 }
             }
         };
-        self.expand(node, &rows);
+        if rows.count() as usize <= self.small_rows {
+            self.close_exactly(node, &rows);
+        } else {
+            self.expand(node, &rows);
+        }
         self.expansions += 1;
         self.propagate_lb(node);
         self.propagate_ub(node);
@@ -150,6 +170,17 @@ impl<'a> Search<'a> {
         Ok((at, rows))
     }
 
+    /// Fast mode: solves a small node outright; its bounds become its exact optimum.
+    fn close_exactly(&mut self, id: u32, rows: &Bitset) {
+        let depth = self.graph.or[id as usize].depth;
+        let value = SmallProblem::new(self.graph.data, self.model, rows).solve(depth);
+        let o = &mut self.graph.or[id as usize];
+        o.expanded = true;
+        o.exact = true;
+        o.ub = value; // the lower bound follows in update_lb
+        self.exact_closures += 1;
+    }
+
     /// Creates the AND children of `id` for every valid feature (ascending) and their OR
     /// children (from the cache when the same rows at the same depth were met before).
     fn expand(&mut self, id: u32, rows: &Bitset) {
@@ -158,13 +189,7 @@ impl<'a> Search<'a> {
         self.graph.or[id as usize].expanded = true;
         let counts = data.class_counts(rows);
         let total: u64 = counts.iter().sum();
-        let valid: Vec<usize> = (0..data.n_features())
-            .filter(|&f| data.n_values(f) == 2)
-            .filter(|&f| {
-                let ones = rows.intersection_count(data.rows_with(f, 1));
-                ones > 0 && ones < total
-            })
-            .collect();
+        let valid = self.valid_features(rows, total);
         if valid.is_empty() {
             // Unsplittable: the exact leaf cost. The lower bound follows in update_lb (D1 fix).
             self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, &counts);
@@ -199,13 +224,40 @@ impl<'a> Search<'a> {
         if let Some(found) = self.graph.find(rows, depth, hash) {
             return found;
         }
-        let counts = self.graph.data.class_counts(rows);
-        let bounds = (
-            self.model.heuristic(depth, &counts),
-            self.model.leaf_cost(depth, true, &counts),
-        );
+        let data = self.graph.data;
+        let counts = data.class_counts(rows);
+        let bounds = if self.small_rows > 0 {
+            // Fast mode: knowing the valid features tightens both bounds (and settles
+            // unsplittable nodes at once).
+            let n_valid = self.count_valid(rows, counts.iter().sum());
+            (
+                self.model.heuristic_known_splits(depth, &counts, n_valid),
+                self.model.leaf_cost(depth, n_valid > 0, &counts),
+            )
+        } else {
+            (
+                self.model.heuristic(depth, &counts),
+                self.model.leaf_cost(depth, true, &counts),
+            )
+        };
         self.graph
             .insert(hash, bounds, depth, parent, (f * 2 + side) as u32)
+    }
+
+    /// The features that divide `rows` (`total` of them), ascending.
+    fn valid_features(&self, rows: &Bitset, total: u64) -> Vec<usize> {
+        let data = self.graph.data;
+        (0..data.n_features())
+            .filter(|&f| data.n_values(f) == 2 && divides(rows, data.rows_with(f, 1), total))
+            .collect()
+    }
+
+    /// How many features divide `rows`.
+    fn count_valid(&self, rows: &Bitset, total: u64) -> usize {
+        let data = self.graph.data;
+        (0..data.n_features())
+            .filter(|&f| data.n_values(f) == 2 && divides(rows, data.rows_with(f, 1), total))
+            .count()
     }
 
     /// Recomputes `lb` from the children (or the node's own `ub`); returns whether it rose.
@@ -292,4 +344,10 @@ impl<'a> Search<'a> {
             }
         }
     }
+}
+
+/// Whether `ones` holds some but not all of `rows` (which has `total` members).
+fn divides(rows: &Bitset, ones: &Bitset, total: u64) -> bool {
+    let n = rows.intersection_count(ones);
+    n > 0 && n < total
 }

@@ -14,6 +14,7 @@ fn config(alpha: f64, beta: f64, rho: f64, k: usize) -> MapTreeConfig {
         beta,
         rho: vec![rho; k],
         max_expansions: None,
+        fast: false,
     }
 }
 
@@ -185,8 +186,10 @@ fn dp(
 #[test]
 fn search_equals_the_exact_programme_on_random_data() {
     let mut rng = crate::search::SplitMix::new(11);
-    for case in 0..300 {
-        let n = 1 + rng.below(14);
+    for case in 0..400 {
+        let fast = case % 2 == 1;
+        // Fast mode solves nodes of up to 12 rows exactly: larger data mix both paths.
+        let n = 1 + rng.below(if fast { 40 } else { 14 });
         let f = 1 + rng.below(4);
         let k = 2 + rng.below(2);
         let x: Vec<Vec<u32>> = (0..n)
@@ -199,6 +202,7 @@ fn search_equals_the_exact_programme_on_random_data() {
         let rho = [2.5, 1.0, 0.5][case % 3];
         let mut cfg = config(alpha, beta, rho, k);
         cfg.max_expansions = Some(100_000);
+        cfg.fast = fast;
         let out = run(&data, &cfg);
         let m = Posterior::new(alpha, beta, cfg.rho.clone()).unwrap();
         let exact = dp(&data, &m, &data.all_rows(), 0, &mut HashMap::new());
