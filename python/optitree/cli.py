@@ -277,6 +277,12 @@ def _unit_float(text: str) -> float:
     return _parse(text, float, "a number", lambda v: 0 < v < 1, "a number in (0, 1)")
 
 
+def _maptree_mode(text: str) -> str:
+    if text not in ("fast", "reference"):
+        raise argparse.ArgumentTypeError(f"expected 'fast' or 'reference', got {text!r}")
+    return text
+
+
 def positive_float_list(text: str) -> Any:
     """argparse type: one positive number, or several separated by commas (``2.5`` or ``1,3``)."""
     parts = [positive_float(p) for p in text.split(",")]
@@ -299,6 +305,13 @@ _MAPTREE_OPTIONS = (
         "Dirichlet pseudo-count per class: one number for all, or one per class separated by "
         "commas (default 2.5)",
         "R",
+    ),
+    AlgorithmOption(
+        "--mode",
+        "mode",
+        _maptree_mode,
+        "search order: 'fast' (default) or 'reference' (the authors' order, bound for bound)",
+        "M",
     ),
     AlgorithmOption(
         "--max-expansions",
