@@ -811,3 +811,195 @@ def complete_query_set(M: int) -> list[list[int]]:
     Column k (k = 0 .. 2^M - 3) is the subset whose bitmask is k + 1 (bit i = object i).
     """
     return [[(mask >> i) & 1 for mask in range(1, 2**M - 1)] for i in range(M)]
+
+
+# ---------------------------------------------------------------------------------------------
+# MAPTree: the BCART posterior with Dirichlet leaves (spec: shared/specs/maptree.md)
+#
+# Conventions shared by every function below:
+# - ``X`` is a list of N rows of F values in {0, 1} (anything whose items ``int()`` accepts);
+#   ``y`` is a list of N labels in 0..K-1, where K = len(rho).
+# - ``rho`` is a list of K pseudo-counts (label order); ``alpha`` in (0, 1), ``beta`` >= 0.
+# - a tree is a string in the reference format: "" is a leaf, "(" T0 f T1 ")" splits on the
+#   0-based feature f, with T0 receiving the rows whose feature f is 0.
+# - costs are -log P(T, Y | X) (spec §1.4), in Python's own math.lgamma / math.log.
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_rows(X) -> list[list[int]]:
+    return [[int(v) for v in row] for row in X]
+
+
+def maptree_log_split(alpha: float, beta: float, depth: int) -> float:
+    """ln p_split(d) = ln(alpha * (1 + d)^-beta) (spec §1.2)."""
+    return math.log(alpha * (1.0 + depth) ** (-beta))
+
+
+def maptree_log_leaf(alpha: float, beta: float, depth: int, splittable: bool) -> float:
+    """ln p_leaf(d, I): 0 for a node no feature divides, else ln(1 - p_split(d)) (spec §1.2)."""
+    if not splittable:
+        return 0.0
+    return math.log1p(-alpha * (1.0 + depth) ** (-beta))
+
+
+def maptree_log_multibeta(a) -> float:
+    """ln B_K(a) = sum_k lgamma(a_k) - lgamma(sum_k a_k)."""
+    return sum(math.lgamma(v) for v in a) - math.lgamma(sum(a))
+
+
+def maptree_leaf_loglik(counts, rho) -> float:
+    """LL(c) = ln B_K(c + rho) - ln B_K(rho): the Dirichlet-Multinomial marginal (spec §1.3)."""
+    if len(counts) != len(rho):
+        raise ValueError("one count per pseudo-count")
+    return maptree_log_multibeta([c + r for c, r in zip(counts, rho)]) - maptree_log_multibeta(
+        list(rho)
+    )
+
+
+def _maptree_counts(rows, y, k: int) -> list[int]:
+    counts = [0] * k
+    for r in rows:
+        counts[y[r]] += 1
+    return counts
+
+
+def _maptree_valid(X: list[list[int]], rows, n_features: int) -> list[int]:
+    """The features that divide ``rows`` (both sides non-empty), ascending."""
+    out = []
+    for f in range(n_features):
+        values = {X[r][f] for r in rows}
+        if len(values) == 2:
+            out.append(f)
+    return out
+
+
+def parse_maptree_string(tree: str):
+    """The reference string as nested tuples: None (leaf) or (feature, child0, child1)."""
+
+    def node(i: int):
+        if i < len(tree) and tree[i] == "(":
+            left, i = node(i + 1)
+            j = i
+            while j < len(tree) and tree[j].isdigit():
+                j += 1
+            if j == i:
+                raise ValueError(f"no feature index at position {i} of {tree!r}")
+            feature = int(tree[i:j])
+            right, j = node(j)
+            if j >= len(tree) or tree[j] != ")":
+                raise ValueError(f"expected ')' at position {j} of {tree!r}")
+            return (feature, left, right), j + 1
+        return None, i
+
+    parsed, end = node(0)
+    if end != len(tree):
+        raise ValueError(f"trailing characters in {tree!r}")
+    return parsed
+
+
+def maptree_cost(X, y, tree: str, alpha: float, beta: float, rho) -> float:
+    """cost(T) = -log P(T, Y | X) of a reference-format tree (spec §1.2-§1.4).
+
+    A leaf at depth d costs -(ln p_leaf + LL(counts)); an internal node costs
+    -ln p_split(d) + ln |V| with |V| the number of features dividing its rows. A split on a
+    feature that does not divide its rows makes the tree impossible: +inf.
+    """
+    X = _as_rows(X)
+    y = [int(v) for v in y]
+    rho = [float(r) for r in rho]
+    k = len(rho)
+    n_features = len(X[0]) if X else 0
+    parsed = parse_maptree_string(tree)
+
+    def walk(node, rows: list[int], depth: int) -> float:
+        valid = _maptree_valid(X, rows, n_features)
+        if node is None:
+            log_leaf = maptree_log_leaf(alpha, beta, depth, bool(valid))
+            return -(log_leaf + maptree_leaf_loglik(_maptree_counts(rows, y, k), rho))
+        feature, left, right = node
+        if feature not in valid:
+            return math.inf
+        penalty = -maptree_log_split(alpha, beta, depth) + math.log(len(valid))
+        rows0 = [r for r in rows if X[r][feature] == 0]
+        rows1 = [r for r in rows if X[r][feature] == 1]
+        return penalty + walk(left, rows0, depth + 1) + walk(right, rows1, depth + 1)
+
+    return walk(parsed, list(range(len(y))), 0)
+
+
+def maptree_optimum(X, y, alpha: float, beta: float, rho) -> tuple[float, str]:
+    """The MAP cost and one MAP tree, by the exact dynamic programme of spec §6 D::
+
+        best(I, d) = min( leaf cost(I, d),
+                          min over f in V(I) of -ln p_split(d) + ln|V(I)|
+                                                + best(I|f=0, d+1) + best(I|f=1, d+1) )
+
+    memoised on (frozenset(I), d). Ties keep the leaf, then the lowest feature.
+    """
+    X = _as_rows(X)
+    y = [int(v) for v in y]
+    rho = [float(r) for r in rho]
+    k = len(rho)
+    n_features = len(X[0]) if X else 0
+    memo: dict = {}
+
+    def best(rows: frozenset, depth: int) -> tuple[float, str]:
+        key = (rows, depth)
+        if key in memo:
+            return memo[key]
+        valid = _maptree_valid(X, rows, n_features)
+        leaf = -(
+            maptree_log_leaf(alpha, beta, depth, bool(valid))
+            + maptree_leaf_loglik(_maptree_counts(rows, y, k), rho)
+        )
+        result = (leaf, "")
+        if valid:
+            penalty = -maptree_log_split(alpha, beta, depth) + math.log(len(valid))
+            for f in valid:
+                c0, t0 = best(frozenset(r for r in rows if X[r][f] == 0), depth + 1)
+                c1, t1 = best(frozenset(r for r in rows if X[r][f] == 1), depth + 1)
+                value = penalty + c0 + c1
+                if value < result[0]:
+                    result = (value, f"({t0}{f}{t1})")
+        memo[key] = result
+        return result
+
+    return best(frozenset(range(len(y))), 0)
+
+
+def all_maptree_trees(X, n_features: int) -> list[str]:
+    """Every tree of non-zero prior on ``X`` (only dividing splits, hence each feature at most
+    once per path), as reference strings; the leaf "" first."""
+    X = _as_rows(X)
+    memo: dict = {}
+
+    def trees(rows: frozenset) -> list[str]:
+        if rows in memo:
+            return memo[rows]
+        out = [""]
+        for f in _maptree_valid(X, rows, n_features):
+            left = trees(frozenset(r for r in rows if X[r][f] == 0))
+            right = trees(frozenset(r for r in rows if X[r][f] == 1))
+            out.extend(f"({a}{f}{b})" for a in left for b in right)
+        memo[rows] = out
+        return out
+
+    return trees(frozenset(range(len(X))))
+
+
+def random_binary_problem(
+    rng: random.Random, n: int, f: int, k: int
+) -> tuple[list[list[int]], list[int]]:
+    """Random 0/1 rows (n x f) and labels in 0..k-1.
+
+    About a quarter of the rows copy an earlier row's features with a freshly drawn label, so
+    duplicate rows (often with conflicting labels) are common, not just possible.
+    """
+    X: list[list[int]] = []
+    for _ in range(n):
+        if X and rng.random() < 0.25:
+            X.append(list(rng.choice(X)))
+        else:
+            X.append([rng.randrange(2) for _ in range(f)])
+    y = [rng.randrange(k) for _ in range(n)]
+    return X, y

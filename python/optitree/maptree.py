@@ -43,7 +43,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
     alpha : float in (0, 1), default=0.95
     beta : float >= 0, default=0.5
     rho : float or sequence of float, default=(2.5, 2.5)
-        Dirichlet pseudo-counts, one per class (in ``classes_`` order). A single number, or a
+        Dirichlet pseudo-counts in (0, 1e6], one per class (in ``classes_`` order). A single number, or a
         sequence whose entries are all equal, is used for every class whatever their number.
     max_expansions : int or None
         Stop after this many expansions (status ``node_limit``); the search is deterministic,
@@ -126,7 +126,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
     def _rho_for(self, n_classes: int) -> list[float]:
         values = np.atleast_1d(np.asarray(self.rho, dtype=object)).tolist()
         for v in values:
-            check_real("rho", v, low=0, low_open=True)
+            # Above 1e6 the lgamma differences of the likelihood lose their digits.
+            check_real("rho", v, low=0, low_open=True, high=1e6)
         values = [float(v) for v in values]
         if len(values) == n_classes:
             return values
@@ -233,7 +234,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest posterior predictive probability (ties: first in ``classes_``)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # checks that the estimator is fitted
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def to_reference_string(self) -> str:
         """The tree in the reference implementation's format: ``""`` for a leaf,

@@ -78,37 +78,45 @@ impl<'a> Search<'a> {
         board: Option<&ProgressBoard>,
     ) -> Status {
         let mut last_post = 0.0;
-        loop {
+        let status = loop {
             if self.graph.or[0].solved() {
-                return Status::Optimal;
+                break Status::Optimal;
             }
             if max_expansions.is_some_and(|k| self.expansions >= k) {
-                return Status::NodeLimit;
+                break Status::NodeLimit;
             }
             if let Some(status) = budget.check(self.expansions, self.graph.memory()) {
-                return status;
+                break status;
             }
             if let Some(status) = self.step(budget) {
-                return status;
+                break status;
             }
             if let Some(board) = board {
                 let seconds = budget.elapsed();
                 if seconds - last_post > 0.2 {
                     last_post = seconds;
-                    let (lb, ub) = self.bounds();
-                    board.post(Snapshot {
-                        iterations: self.expansions,
-                        expansions: self.expansions,
-                        // Bounds on the cost −log P(T, Y | X) of the MAP tree.
-                        lower_bound: lb,
-                        upper_bound: ub,
-                        cached: self.graph.or.len() as u64,
-                        memory_bytes: self.graph.memory() as u64,
-                        seconds,
-                    });
+                    self.post(board, seconds);
                 }
             }
+        };
+        if let Some(board) = board {
+            self.post(board, budget.elapsed()); // the final figures, for the last report
         }
+        status
+    }
+
+    /// Posts the search's figures (bounds on the MAP tree's cost) for the progress display.
+    fn post(&self, board: &ProgressBoard, seconds: f64) {
+        let (lb, ub) = self.bounds();
+        board.post(Snapshot {
+            iterations: self.expansions,
+            expansions: self.expansions,
+            lower_bound: lb,
+            upper_bound: ub,
+            cached: self.graph.or.len() as u64,
+            memory_bytes: self.graph.memory() as u64,
+            seconds,
+        });
     }
 
     /// One iteration: descend, expand, propagate. Returns a status if the budget stopped it.
