@@ -33,6 +33,9 @@ pub struct OrNode {
     /// AND children occupy `first_child .. first_child + n_children` (ascending features).
     pub first_child: u32,
     pub n_children: u32,
+    /// Number of features that divide the node (its split penalty's `|V|`); the fast mode does
+    /// not materialise splits that can never be best, so this can exceed `n_children`.
+    pub n_valid: u32,
     /// Head of the parent list: `and_id * 2 + side`, or NONE.
     pub first_parent: u32,
     /// Origin: the OR node first split to reach this one, and how (`feature * 2 + side`).
@@ -111,6 +114,7 @@ impl<'a> Graph<'a> {
             best_ub: NONE,
             first_child: 0,
             n_children: 0,
+            n_valid: 0,
             first_parent: NONE,
             origin,
             origin_split,

@@ -99,6 +99,7 @@ pub fn solve(
     stats.set_count("hash_collisions", search.graph.hash_collisions);
     stats.set_count("repairs", search.repairs);
     stats.set_count("exact_closures", search.exact_closures);
+    stats.set_count("pruned_splits", search.pruned_splits);
     stats.set_count("memory_bytes", search.graph.memory() as u64);
     stats.set_real("seconds", budget.elapsed());
     Ok(Outcome {

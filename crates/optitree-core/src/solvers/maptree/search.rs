@@ -31,6 +31,24 @@ pub struct Search<'a> {
     small_rows: usize,
     /// Nodes closed by the exact small-subproblem solver.
     pub exact_closures: u64,
+    /// Splits not materialised because their bound lost to the node's upper bound (fast mode).
+    pub pruned_splits: u64,
+}
+
+/// A child subproblem met during an expansion: already in the graph, or not yet.
+#[derive(Debug, Clone, Copy)]
+enum Child {
+    Existing(u32),
+    Fresh { hash: u64, bounds: (f64, f64) },
+}
+
+impl Child {
+    fn bounds(&self, graph: &Graph<'_>) -> (f64, f64) {
+        match *self {
+            Child::Existing(id) => (graph.or[id as usize].lb, graph.or[id as usize].ub),
+            Child::Fresh { bounds, .. } => bounds,
+        }
+    }
 }
 
 impl<'a> Search<'a> {
@@ -52,6 +70,7 @@ impl<'a> Search<'a> {
             repairs: 0,
             small_rows: small_rows.min(SMALL_ROWS),
             exact_closures: 0,
+            pruned_splits: 0,
         }
     }
 
@@ -67,7 +86,7 @@ impl<'a> Search<'a> {
 
     fn penalty(&self, id: u32) -> f64 {
         let o = &self.graph.or[id as usize];
-        self.model.split_penalty(o.depth, o.n_children as usize)
+        self.model.split_penalty(o.depth, o.n_valid as usize)
     }
 
     /// Runs until the root is solved or the budget (or `max_expansions`) stops it.
@@ -205,14 +224,27 @@ impl<'a> Search<'a> {
         }
         let pen = self.model.split_penalty(depth, valid.len());
         let first = self.graph.and.len() as u32;
-        let mut child_rows = Bitset::empty(rows.len());
+        let mut made = 0u32;
+        let mut sides = [Bitset::empty(rows.len()), Bitset::empty(rows.len())];
         for &f in &valid {
+            let mut found = [Child::Existing(NONE); 2];
+            for side in [1usize, 0] {
+                rows.and_into(data.rows_with(f, side), &mut sides[side]);
+                found[side] = self.lookup(&sides[side], depth + 1);
+            }
+            let lb_sum = (found[0].bounds(&self.graph).0 + found[1].bounds(&self.graph).0) + pen;
+            if self.small_rows > 0 && lb_sum >= self.graph.or[id as usize].ub {
+                // Fast mode: this split's bound already loses to the node's upper bound, and
+                // bounds only move towards each other, so it can never be best: skip it.
+                self.pruned_splits += 1;
+                continue;
+            }
             let mut child = [NONE; 2];
             for side in [1usize, 0] {
-                rows.and_into(data.rows_with(f, side), &mut child_rows);
-                child[side] = self.child_node(id, f, side, &child_rows, depth + 1);
+                child[side] = self.materialise(found[side], id, f, side, depth + 1);
             }
             let and = self.graph.push_and(f as u32, id, child);
+            made += 1;
             let v =
                 (self.graph.or[child[0] as usize].ub + self.graph.or[child[1] as usize].ub) + pen;
             let o = &mut self.graph.or[id as usize];
@@ -223,14 +255,15 @@ impl<'a> Search<'a> {
         }
         let o = &mut self.graph.or[id as usize];
         o.first_child = first;
-        o.n_children = valid.len() as u32;
+        o.n_children = made;
+        o.n_valid = valid.len() as u32;
     }
 
-    /// The OR node for `rows` at `depth`: the cached one, or a fresh one with heuristic bounds.
-    fn child_node(&mut self, parent: u32, f: usize, side: usize, rows: &Bitset, depth: u32) -> u32 {
+    /// The OR node for `rows` at `depth` if cached, else the bounds a fresh one would get.
+    fn lookup(&mut self, rows: &Bitset, depth: u32) -> Child {
         let hash = super::graph::subset_hash(rows, depth);
         if let Some(found) = self.graph.find(rows, depth, hash) {
-            return found;
+            return Child::Existing(found);
         }
         let data = self.graph.data;
         let counts = data.class_counts(rows);
@@ -248,8 +281,18 @@ impl<'a> Search<'a> {
                 self.model.leaf_cost(depth, true, &counts),
             )
         };
-        self.graph
-            .insert(hash, bounds, depth, parent, (f * 2 + side) as u32)
+        Child::Fresh { hash, bounds }
+    }
+
+    /// The node of a looked-up child, inserting a fresh one (reached from `parent` by `f = side`).
+    fn materialise(&mut self, child: Child, parent: u32, f: usize, side: usize, depth: u32) -> u32 {
+        match child {
+            Child::Existing(id) => id,
+            Child::Fresh { hash, bounds } => {
+                self.graph
+                    .insert(hash, bounds, depth, parent, (f * 2 + side) as u32)
+            }
+        }
     }
 
     /// The features that divide `rows` (`total` of them), ascending.
