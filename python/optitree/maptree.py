@@ -43,8 +43,9 @@ class MAPTreeClassifier(BaseTreeClassifier):
     alpha : float in (0, 1), default=0.95
     beta : float >= 0, default=0.5
     rho : float or sequence of float, default=(2.5, 2.5)
-        Dirichlet pseudo-counts in (0, 1e6], one per class (in ``classes_`` order). A single number, or a
-        sequence whose entries are all equal, is used for every class whatever their number.
+        Dirichlet pseudo-counts in (0, 1e6], one per class (in ``classes_`` order). A single
+        number, or a sequence whose entries are all equal, is used for every class whatever
+        their number.
     max_expansions : int or None
         Stop after this many expansions (status ``node_limit``); the search is deterministic,
         so this is the reproducible way to cap it.
