@@ -203,10 +203,10 @@ impl<'a> Graph<'a> {
         })
     }
 
-    /// Bytes held by the graph (capacity-based, so reallocation headroom counts).
+    /// Bytes held by the graph, counting the cache twice: when the hash table grows, its old and
+    /// new tables are alive together, and the memory limit must hold through that peak too.
     pub fn memory(&self) -> usize {
-        self.or.bytes()
-            + self.and.bytes()
-            + self.cache.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
+        let table = self.cache.capacity() * (std::mem::size_of::<(u64, u32)>() + 1);
+        self.or.bytes() + self.and.bytes() + 2 * table
     }
 }
