@@ -31,24 +31,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "data" / "maptree-reference-runs.csv"
-NAMES = [
-    "anneal",
-    "audiology",
-    "australian-credit",
-    "german-credit",
-    "heart-cleveland",
-    "hepatitis",
-    "hypothyroid",
-    "kr-vs-kp",
-    "lymph",
-    "mushroom",
-    "primary-tumor",
-    "soybean",
-    "splice-1",
-    "tic-tac-toe",
-    "vote",
-    "zoo-1",
-]
 
 
 def byte_size(text: str) -> int:
@@ -127,7 +109,9 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_one(args.one, args.time_limit, args.memory_limit, args.expansions)))
         return
-    names = args.only.split(",") if args.only else NAMES
+    from optitree.datasets import cp4im_names
+
+    names = args.only.split(",") if args.only else cp4im_names()
     results = []
     for name in names:
         results.append(measure(name, args))

@@ -174,8 +174,12 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         view = categorical_view(encoded, max_thresholds=self._max_thresholds, sample_weight=weights)
         return FitData(encoded, y_codes, weights, view)
 
-    def _finish_fit(self, result: dict[str, Any], data: FitData) -> None:
-        self.tree_ = tree_from_core(result["tree"], data.view, data.encoded, self.classes_)
+    def _finish_fit(self, result: dict[str, Any], data: FitData, tree: Tree | None = None) -> None:
+        """Stores the fitted tree (``tree``, or the core's tree mapped to the input columns),
+        status, bounds and statistics; warns when optimality is not proven."""
+        if tree is None:
+            tree = tree_from_core(result["tree"], data.view, data.encoded, self.classes_)
+        self.tree_ = tree
         self.status_ = str(result["status"])
         self.lower_bound_ = float(result["lower_bound"])
         self.upper_bound_ = float(result["upper_bound"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 from optitree import _core
 from optitree._params import check_choice, check_int, check_real, check_time_limit
 from optitree.base import BaseTreeClassifier, integer_columns
-from optitree.exceptions import InternalError, InvalidParameterError, NotProvenOptimalWarning
+from optitree.exceptions import InternalError, InvalidParameterError
 from optitree.tree import Tree
 
 __all__ = ["MAPTreeClassifier", "tree_log_posterior"]
@@ -183,7 +182,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         arrays = dict(result["tree"])
         arrays["value"] = np.asarray(arrays["value"])[:, : len(self.classes_)]
         result = dict(result, tree=arrays)
-        self._finish_fit_binary(result, data)
+        self._finish_fit(result, data, tree=self._binary_tree(arrays))
         self._alpha_beta_rho = (alpha, beta, rho)
         cost = -tree_log_posterior(self.tree_, binary, data.y, alpha, beta, rho)
         self.log_posterior_ = -cost
@@ -197,28 +196,14 @@ class MAPTreeClassifier(BaseTreeClassifier):
             )
         return self
 
-    def _finish_fit_binary(self, result: dict[str, Any], data: Any) -> None:
-        # The tree lives on the binary features; the base class's bookkeeping does the rest.
-        tree = result["tree"]
-        self.tree_ = Tree(
-            **tree,
+    def _binary_tree(self, arrays: dict[str, Any]) -> Tree:
+        # The tree lives on the binary features the search split.
+        return Tree(
+            **arrays,
             feature_names=self.binary_features_,
             class_names=[v.item() if isinstance(v, np.generic) else v for v in self.classes_],
             categories=self._binary_categories,
         )
-        self.status_ = str(result["status"])
-        self.lower_bound_ = float(result["lower_bound"])
-        self.upper_bound_ = float(result["upper_bound"])
-        self.statistics_ = dict(result["statistics"])
-        self._encoding = (data.encoded.feature_names, data.encoded.categories)
-        if self.status_ != "optimal":
-            warnings.warn(
-                f"MAPTreeClassifier stopped with status {self.status_!r} before proving the MAP "
-                f"tree; the tree is the best found (cost bounds [{self.lower_bound_:.6g}, "
-                f"{self.upper_bound_:.6g}])",
-                NotProvenOptimalWarning,
-                stacklevel=3,
-            )
 
     def _predict_matrix(self, X: Any) -> np.ndarray:
         encoded = super()._predict_matrix(X)
