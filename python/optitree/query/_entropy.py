@@ -48,32 +48,29 @@ def shannon_entropy(p: Any) -> float:
     return float(-(q * np.log2(q)).sum()) + 0.0
 
 
+def _renyi(p: Any, eps: float) -> float:
+    """Rényi entropy in bits for ``1 − α = eps`` (given exactly by the caller), stable near 0."""
+    q = _masses(p)
+    if eps == 0.0:
+        return shannon_entropy(q)
+    if eps == 1.0:
+        return math.log2(len(q)) if len(q) else 0.0
+    u = float((q * np.expm1(-eps * np.log(q))).sum())
+    return math.log1p(u) / (eps * math.log(2.0))
+
+
 def renyi_entropy(p: Any, alpha: float) -> float:
     """Rényi entropy of order ``alpha`` in bits (``alpha`` 1: Shannon; 0: log2 of the support).
 
     >>> round(renyi_entropy([0.5, 0.2, 0.15, 0.15], 0.5), 7)
     1.8955822
     """
-    q = _masses(p)
-    if alpha == 1.0:
-        return shannon_entropy(q)
-    if alpha == 0.0:
-        return math.log2(len(q)) if len(q) else 0.0
-    eps = 1.0 - alpha
-    u = float((q * np.expm1(-eps * np.log(q))).sum())
-    return math.log1p(u) / (eps * math.log(2.0))
+    return _renyi(p, 1.0 - alpha)
 
 
 def _renyi_at(p: Any, cost_base: float) -> float:
     """Rényi entropy at the order that matches λ, with ``1 − α`` kept exact near λ = 1."""
-    q = _masses(p)
-    if cost_base == 1.0:
-        return shannon_entropy(q)
-    if math.isinf(cost_base):
-        return math.log2(len(q)) if len(q) else 0.0
-    _, eps = _alpha_and_complement(cost_base)
-    u = float((q * np.expm1(-eps * np.log(q))).sum())
-    return math.log1p(u) / (eps * math.log(2.0))
+    return _renyi(p, _alpha_and_complement(cost_base)[1])
 
 
 def lower_bound(target_masses: Any, cost_base: float) -> float:

@@ -166,11 +166,14 @@ class QueryTree(BaseEstimator):
             target, classes = check_groups(groups, n_objects, index=index)
             target_names, grouped = _plain_list(classes), True
             self.groups_ = np.asarray(classes)[target]
-        # The entropy bound holds for trees whose leaves refine what can be told apart at all:
-        # the targets, merged across identical rows.
-        bound_target, bound_names, _ = _merge_indistinguishable(answers, target, target_names)
+        # Objects with identical rows but different targets: found once, used twice. The entropy
+        # bound holds for trees whose leaves refine what can be told apart at all: the targets,
+        # merged across identical rows.
+        conflicts = identical_row_sets(answers, target)
+        merged = _merge_indistinguishable(conflicts, target, target_names)
+        bound_target, bound_names, _ = merged
         target, target_names, grouped = self._apply_policy(
-            answers, target, target_names, grouped, object_names
+            conflicts, merged, target, target_names, grouped, object_names
         )
         if max_depth is not None:
             max_depth = min(max_depth, answers.shape[1])  # no path asks a query twice
@@ -221,8 +224,7 @@ class QueryTree(BaseEstimator):
             self._check_rescored(arrays["cost"])
         return self
 
-    def _apply_policy(self, answers, target, target_names, grouped, object_names):
-        conflicts = identical_row_sets(answers, target)
+    def _apply_policy(self, conflicts, merged, target, target_names, grouped, object_names):
         if not conflicts:
             return target, target_names, grouped
         if self.on_unidentifiable == "error":
@@ -239,7 +241,7 @@ class QueryTree(BaseEstimator):
             )
         if self.on_unidentifiable == "leaf":
             return target, target_names, grouped
-        return _merge_indistinguishable(answers, target, target_names)
+        return merged
 
     @property
     def _rule(self) -> str:
@@ -377,9 +379,10 @@ class QueryTree(BaseEstimator):
         )
 
 
-def _merge_indistinguishable(answers, target, target_names):
+def _merge_indistinguishable(conflicts, target, target_names):
     """Targets joined into one group whenever two objects with identical rows differ in target
-    (union-find over targets); each merged group is named by the tuple of its members."""
+    (``conflicts``, from :func:`identical_row_sets`; union-find over targets); each merged group
+    is named by the tuple of its members."""
     parent = list(range(len(target_names)))
 
     def find(x: int) -> int:
@@ -388,7 +391,7 @@ def _merge_indistinguishable(answers, target, target_names):
             x = parent[x]
         return x
 
-    for members in identical_row_sets(answers, target):
+    for members in conflicts:
         roots = sorted({find(int(target[i])) for i in members})
         for r in roots[1:]:
             parent[r] = roots[0]

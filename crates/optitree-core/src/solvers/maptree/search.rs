@@ -53,17 +53,13 @@ impl Child {
 
 impl<'a> Search<'a> {
     /// A search holding only the root.
-    pub fn new(
-        graph_data: &'a crate::data::Dataset,
-        model: &'a Posterior,
-        small_rows: usize,
-    ) -> Self {
-        let rows = graph_data.all_rows();
-        let counts = graph_data.class_counts(&rows);
+    pub fn new(data: &'a crate::data::Dataset, model: &'a Posterior, small_rows: usize) -> Self {
+        let rows = data.all_rows();
+        let counts = data.class_counts(&rows);
         let lb = model.heuristic(0, &counts);
         let ub = model.leaf_cost(0, true, &counts);
         Search {
-            graph: Graph::new(graph_data, lb, ub),
+            graph: Graph::new(data, lb, ub),
             model,
             expansions: 0,
             epoch: 0,
@@ -216,7 +212,7 @@ impl<'a> Search<'a> {
         self.graph.or[id as usize].expanded = true;
         let counts = data.class_counts(rows);
         let total: u64 = counts.iter().sum();
-        let valid = self.valid_features(rows, total);
+        let valid: Vec<usize> = self.dividing(rows, total).collect();
         if valid.is_empty() {
             // Unsplittable: the exact leaf cost. The lower bound follows in update_lb (D1 fix).
             self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, &counts);
@@ -232,8 +228,10 @@ impl<'a> Search<'a> {
                 rows.and_into(data.rows_with(f, side), &mut sides[side]);
                 found[side] = self.lookup(&sides[side], depth + 1);
             }
-            let lb_sum = (found[0].bounds(&self.graph).0 + found[1].bounds(&self.graph).0) + pen;
-            if self.small_rows > 0 && lb_sum >= self.graph.or[id as usize].ub {
+            if self.small_rows > 0
+                && (found[0].bounds(&self.graph).0 + found[1].bounds(&self.graph).0) + pen
+                    >= self.graph.or[id as usize].ub
+            {
                 // Fast mode: this split's bound already loses to the node's upper bound, and
                 // bounds only move towards each other, so it can never be best: skip it.
                 self.pruned_splits += 1;
@@ -270,7 +268,7 @@ impl<'a> Search<'a> {
         let bounds = if self.small_rows > 0 {
             // Fast mode: knowing the valid features tightens both bounds (and settles
             // unsplittable nodes at once).
-            let n_valid = self.count_valid(rows, counts.iter().sum());
+            let n_valid = self.dividing(rows, counts.iter().sum()).count();
             (
                 self.model.heuristic_known_splits(depth, &counts, n_valid),
                 self.model.leaf_cost(depth, n_valid > 0, &counts),
@@ -296,19 +294,13 @@ impl<'a> Search<'a> {
     }
 
     /// The features that divide `rows` (`total` of them), ascending.
-    fn valid_features(&self, rows: &Bitset, total: u64) -> Vec<usize> {
+    fn dividing<'r>(&self, rows: &'r Bitset, total: u64) -> impl Iterator<Item = usize> + 'r
+    where
+        'a: 'r,
+    {
         let data = self.graph.data;
         (0..data.n_features())
-            .filter(|&f| data.n_values(f) == 2 && divides(rows, data.rows_with(f, 1), total))
-            .collect()
-    }
-
-    /// How many features divide `rows`.
-    fn count_valid(&self, rows: &Bitset, total: u64) -> usize {
-        let data = self.graph.data;
-        (0..data.n_features())
-            .filter(|&f| data.n_values(f) == 2 && divides(rows, data.rows_with(f, 1), total))
-            .count()
+            .filter(move |&f| data.n_values(f) == 2 && divides(rows, data.rows_with(f, 1), total))
     }
 
     /// Recomputes `lb` from the children (or the node's own `ub`); returns whether it rose.

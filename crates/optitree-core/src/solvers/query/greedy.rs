@@ -34,12 +34,10 @@ pub fn build_greedy(
     let mut expanded = 0u64;
     while let Some((node, objects)) = stack.pop() {
         let depth = tree.depth[node];
-        let stopped = status != Status::Greedy || {
-            if let Some(s) = budget.check(expanded, 0) {
-                status = s;
-            }
-            status != Status::Greedy
-        };
+        if status == Status::Greedy {
+            status = budget.check(expanded, 0).unwrap_or(Status::Greedy);
+        }
+        let stopped = status != Status::Greedy;
         let at_limit = config.max_depth.is_some_and(|d| depth >= d);
         let chosen = if stopped || at_limit || problem.is_pure(&objects) {
             None
