@@ -7,10 +7,13 @@ agreement with the compiled solvers is evidence, not an echo.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import random
 from collections import Counter, defaultdict
 from fractions import Fraction
+
+import numpy as np
 
 
 def random_categorical(
@@ -1003,3 +1006,336 @@ def random_binary_problem(
             X.append([rng.randrange(2) for _ in range(f)])
     y = [rng.randrange(k) for _ in range(n)]
     return X, y
+
+
+# ---------------------------------------------------------------------------------------------
+# ---- proper trees (He & Little) ----  (spec: shared/specs/proper-trees.md)
+#
+# Conventions shared by every function below:
+# - ``X`` is an (N, D) float array, ``y`` a length-N sequence of labels (any hashable values).
+# - a rule is a pair ``(plus, defining)``: ``plus`` a length-N bool array (the r+ side, which
+#   is the LEFT child), ``defining`` a tuple of point indices P(r).
+# - a tree over rule ids is ``None`` (a leaf / empty child slot) or ``(rule, left, right)``.
+# - everything is plain enumeration: permutations are decoded by insertion (spec §2.3),
+#   nothing uses the splits/SODT recursion, so agreement with the solver is evidence.
+# ---------------------------------------------------------------------------------------------
+
+ProperRule = tuple[np.ndarray, tuple[int, ...]]
+ProperTree = tuple  # (rule_id, left, right); a leaf is None
+
+
+def proper_axis_rules(X) -> list[ProperRule]:
+    """Axis rules ``x_d <= X[n, d]``, one per (d, n) in d-major order, ties kept (spec §3.6)."""
+    X = np.asarray(X, dtype=float)
+    n_points, n_dims = X.shape
+    return [(X[:, d] <= X[n, d], (n,)) for d in range(n_dims) for n in range(n_points)]
+
+
+def proper_hyperplane_rules(X, sides: str = "all") -> list[ProperRule]:
+    """Hyperplanes through every D-subset of the points (spec §3.6).
+
+    The plane w.x = b is the null space of [X_P, -1]; rank-deficient subsets are skipped, and so
+    are subsets whose plane passes through a non-defining point (degenerate data). The
+    orientation is fixed so that the first non-zero component of w is positive; the off-plane
+    points with w.x - b < 0 form the base of PLUS. ``sides="all"`` then yields one rule per
+    assignment in itertools.product((True, False), repeat=D) (True: that defining point is in
+    PLUS); ``sides="closed"`` only the all-True and the all-False assignments.
+    """
+    if sides not in ("all", "closed"):
+        raise ValueError(f"sides must be 'all' or 'closed', not {sides!r}")
+    X = np.asarray(X, dtype=float)
+    n_points, n_dims = X.shape
+    scale = max(1.0, float(np.abs(X).max())) if X.size else 1.0
+    if sides == "all":
+        assignments = list(itertools.product((True, False), repeat=n_dims))
+    else:
+        assignments = [(True,) * n_dims, (False,) * n_dims]
+    rules: list[ProperRule] = []
+    for subset in itertools.combinations(range(n_points), n_dims):
+        P = list(subset)
+        A = np.hstack([X[P], -np.ones((n_dims, 1))])
+        _, sv, vt = np.linalg.svd(A)
+        if sv.size < n_dims or sv[n_dims - 1] <= 1e-10 * max(1.0, sv[0]):
+            continue  # rank < D: the points do not span a unique hyperplane
+        v = vt[-1]
+        w, b = v[:n_dims], v[n_dims]
+        nonzero = np.flatnonzero(np.abs(w) > 1e-12)
+        if nonzero.size == 0:
+            continue
+        if w[nonzero[0]] < 0:
+            w, b = -w, -b
+        r = X @ w - b
+        tol = 1e-9 * scale * (1.0 + float(np.linalg.norm(w)))
+        off = np.ones(n_points, dtype=bool)
+        off[P] = False
+        if np.any(np.abs(r[off]) <= tol):
+            continue  # another data point lies on the plane: degenerate, skipped
+        base = off & (r < 0)
+        for s in assignments:
+            plus = base.copy()
+            for p, side in zip(P, s):
+                plus[p] = side
+            rules.append((plus, tuple(P)))
+    return rules
+
+
+def proper_lift(X, degree: int) -> np.ndarray:
+    """All monomials of total degree 1..degree (G = C(D+degree, D) - 1 columns).
+
+    Column order: by degree, then itertools.combinations_with_replacement over the dimensions.
+    """
+    X = np.asarray(X, dtype=float)
+    n_points, n_dims = X.shape
+    cols = []
+    for deg in range(1, degree + 1):
+        for combo in itertools.combinations_with_replacement(range(n_dims), deg):
+            col = np.ones(n_points)
+            for d in combo:
+                col = col * X[:, d]
+            cols.append(col)
+    return np.column_stack(cols) if cols else np.zeros((n_points, 0))
+
+
+def proper_polynomial_rules(X, degree: int, sides: str = "all") -> list[ProperRule]:
+    """Degree-``degree`` hypersurfaces: the hyperplane generator on ``proper_lift(X, degree)``."""
+    return proper_hyperplane_rules(proper_lift(X, degree), sides=sides)
+
+
+def proper_ancestry(rules: list[ProperRule]) -> np.ndarray:
+    """The M x M ancestry matrix of spec §1.4.
+
+    K[i][j] = +1 if every defining point of rule j is in plus(i), -1 if none is, else 0;
+    K[i][i] = 0.
+    """
+    M = len(rules)
+    K = np.zeros((M, M), dtype=int)
+    if M == 0:
+        return K
+    plus = np.array([np.asarray(p, dtype=bool) for p, _ in rules])
+    for j, (_, defining) in enumerate(rules):
+        if len(defining) == 0:
+            raise ValueError(f"rule {j} has no defining points")
+        inside = plus[:, list(defining)]
+        col = np.where(inside.all(axis=1), 1, np.where(~inside.any(axis=1), -1, 0))
+        K[:, j] = col
+    np.fill_diagonal(K, 0)
+    return K
+
+
+def proper_decode(perm, K) -> ProperTree | None:
+    """Insertion decoder (spec §2.3). Returns the tree, or None when a K entry is 0 on the way.
+
+    Each rule walks down from the root (K = +1: left, -1: right) and takes the first empty
+    child slot. The empty permutation decodes to the single leaf, which is also None (it never
+    fails), so only a non-empty ``perm`` can signal failure with None.
+    """
+    root: list | None = None  # mutable nodes [rule, left, right] while building
+    for j in perm:
+        new = [j, None, None]
+        if root is None:
+            root = new
+            continue
+        node = root
+        while True:
+            k = K[node[0]][j]
+            if k == 0:
+                return None
+            slot = 1 if k > 0 else 2
+            if node[slot] is None:
+                node[slot] = new
+                break
+            node = node[slot]
+
+    def freeze(node):
+        return None if node is None else (node[0], freeze(node[1]), freeze(node[2]))
+
+    return freeze(root)
+
+
+def proper_level_order(tree: ProperTree | None) -> list[int]:
+    """Left-first level order (breadth-first) of the rule ids of ``tree``."""
+    out: list[int] = []
+    queue = [tree]
+    while queue:
+        nxt = []
+        for node in queue:
+            if node is None:
+                continue
+            out.append(node[0])
+            nxt.extend((node[1], node[2]))
+        queue = nxt
+    return out
+
+
+def proper_gen_trees(rule_ids, K) -> list[ProperTree | None]:
+    """All proper trees over exactly these rules: {decode(s) : s a permutation, decode succeeds}.
+
+    Deduplicated on the level order, in order of first appearance over
+    itertools.permutations(rule_ids). ``[None]`` (the single leaf) for an empty rule list.
+    """
+    rule_ids = list(rule_ids)
+    if not rule_ids:
+        return [None]
+    seen: dict[tuple[int, ...], ProperTree] = {}
+    for perm in itertools.permutations(rule_ids):
+        tree = proper_decode(perm, K)
+        if tree is None:
+            continue
+        key = tuple(proper_level_order(tree))
+        if key not in seen:
+            seen[key] = tree
+    return list(seen.values())
+
+
+def _proper_leaf_cost(labels: np.ndarray, objective: str) -> float:
+    n = labels.shape[0]
+    if n == 0:
+        return 0.0
+    if objective == "sse":
+        values = labels.astype(float)
+        return float(((values - values.mean()) ** 2).sum())
+    _, counts = np.unique(labels, return_counts=True)
+    if objective == "misclassification":
+        return float(n - counts.max())
+    if objective == "gini":
+        return float(n * (1.0 - ((counts / n) ** 2).sum()))
+    if objective == "entropy":
+        return float(-(counts * np.log(counts / n)).sum())
+    raise ValueError(f"unknown objective {objective!r}")
+
+
+def proper_tree_is_proper(tree: ProperTree | None, rules: list[ProperRule]) -> bool:
+    """Whether every rule's defining points lie in the data of the node where it sits.
+
+    Computed from the PLUS sets along the paths, without the K matrix. Also False when a rule
+    id appears twice in the tree.
+    """
+    if tree is None:
+        return True
+    n_points = len(rules[0][0])
+    used: list[int] = []
+
+    def walk(node, mask: np.ndarray) -> bool:
+        if node is None:
+            return True
+        rule, left, right = node
+        used.append(rule)
+        plus, defining = rules[rule]
+        plus = np.asarray(plus, dtype=bool)
+        if not all(mask[p] for p in defining):
+            return False
+        return walk(left, mask & plus) and walk(right, mask & ~plus)
+
+    ok = walk(tree, np.ones(n_points, dtype=bool))
+    return ok and len(set(used)) == len(used)
+
+
+def _proper_depth(tree: ProperTree | None) -> int:
+    if tree is None:
+        return 0
+    return 1 + max(_proper_depth(tree[1]), _proper_depth(tree[2]))
+
+
+def proper_tree_cost(
+    tree: ProperTree | None,
+    rules: list[ProperRule],
+    y,
+    objective: str = "misclassification",
+    min_samples_leaf: int = 0,
+    max_depth: int | None = None,
+) -> float | None:
+    """E(tree): the sum over leaves of the leaf loss, all N points routed (left = plus side).
+
+    Leaf losses: "misclassification" |leaf| - max class count; "gini" n(1 - sum p_c^2);
+    "entropy" n H(p) in nats; "sse" sum (y - mean)^2 (numeric y). An empty leaf costs 0.
+    None when infeasible: a leaf with fewer than ``min_samples_leaf`` points (so a leaf with
+    exactly min_samples_leaf points is allowed), depth (rule nodes on the longest root-to-leaf
+    path) above ``max_depth``, or a tree that is not proper on the data.
+    """
+    y = np.asarray(y)
+    if max_depth is not None and _proper_depth(tree) > max_depth:
+        return None
+    if tree is not None and not proper_tree_is_proper(tree, rules):
+        return None
+    total = 0.0
+
+    def walk(node, mask: np.ndarray) -> bool:
+        nonlocal total
+        if node is None:
+            if int(mask.sum()) < min_samples_leaf:
+                return False
+            total += _proper_leaf_cost(y[mask], objective)
+            return True
+        plus = np.asarray(rules[node[0]][0], dtype=bool)
+        return walk(node[1], mask & plus) and walk(node[2], mask & ~plus)
+
+    if not walk(tree, np.ones(y.shape[0], dtype=bool)):
+        return None
+    return total
+
+
+def proper_brute_force(
+    X,
+    y,
+    rules: list[ProperRule],
+    n_splits: int,
+    *,
+    exactly: bool = False,
+    objective: str = "misclassification",
+    min_samples_leaf: int = 0,
+    max_depth: int | None = None,
+) -> float | None:
+    """The optimum over proper trees by plain enumeration (None when no tree is feasible).
+
+    ``exactly=True``: over all trees using exactly ``n_splits`` distinct rules (every
+    combination of rule indices, every permutation decoded). ``exactly=False``: the minimum of
+    that over k = 0..n_splits, where k = 0 is the single leaf.
+    """
+    y = np.asarray(y)
+    if len(X) != y.shape[0]:
+        raise ValueError("X and y have different lengths")
+    if any(len(p) != y.shape[0] for p, _ in rules):
+        raise ValueError("a rule's plus set does not have N entries")
+    K = proper_ancestry(rules)
+    ks = [n_splits] if exactly else list(range(n_splits + 1))
+    best: float | None = None
+    for k in ks:
+        for combo in itertools.combinations(range(len(rules)), k):
+            for tree in proper_gen_trees(combo, K):
+                # Decoded trees are proper by construction; check it independently of K.
+                assert tree is None or proper_tree_is_proper(tree, rules)
+                cost = proper_tree_cost(tree, rules, y, objective, min_samples_leaf, max_depth)
+                if cost is not None and (best is None or cost < best):
+                    best = cost
+    return best
+
+
+def proper_separable_dichotomies(X) -> set[frozenset]:
+    """All strictly linearly separable unordered dichotomies of range(N), by LP feasibility.
+
+    Each labelling s (point 0 fixed to +1) is tested for w, b with s_i (w.x_i - b) >= 1. A
+    dichotomy is returned as the frozenset of the side holding point 0; the trivial one
+    (everything on one side) is included.
+    """
+    from scipy.optimize import linprog
+
+    X = np.asarray(X, dtype=float)
+    n_points, n_dims = X.shape
+    out: set[frozenset] = set()
+    if n_points == 0:
+        return out
+    lifted = np.hstack([X, -np.ones((n_points, 1))])
+    for rest in itertools.product((1.0, -1.0), repeat=n_points - 1):
+        s = np.array((1.0, *rest))
+        res = linprog(
+            np.zeros(n_dims + 1),
+            A_ub=-s[:, None] * lifted,
+            b_ub=-np.ones(n_points),
+            bounds=[(None, None)] * (n_dims + 1),
+            method="highs",
+        )
+        if res.status == 0:
+            out.add(frozenset(int(i) for i in np.flatnonzero(s > 0)))
+        elif res.status != 2:
+            raise RuntimeError(f"linprog failed: {res.message}")
+    return out

@@ -18,6 +18,7 @@ from typing import Any
 from optitree._core import __version__
 from optitree.exceptions import (
     DataError,
+    InfeasibleError,
     InternalError,
     InvalidParameterError,
     NotProvenOptimalWarning,
@@ -42,6 +43,7 @@ _LAZY = {
     "BranchesClassifier": "optitree.branches",
     "QueryTree": "optitree.query",
     "MAPTreeClassifier": "optitree.maptree",
+    "ProperTreeClassifier": "optitree.proper",
     "query": "optitree.query",
     "datasets": "optitree.datasets",
     "preprocessing": "optitree.preprocessing",
@@ -49,6 +51,7 @@ _LAZY = {
 
 __all__ = [
     "DataError",
+    "InfeasibleError",
     "InternalError",
     "InvalidParameterError",
     "NotProvenOptimalWarning",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "DataError",
+    "InfeasibleError",
     "InternalError",
     "InvalidParameterError",
     "NotProvenOptimalWarning",
@@ -64,6 +65,15 @@ class SchemaVersionError(DataError):
     --------
     >>> from optitree.exceptions import SchemaVersionError, DataError
     >>> issubclass(SchemaVersionError, DataError)
+    True
+    """
+
+
+class InfeasibleError(OptitreeError, ValueError):
+    """No tree satisfies the constraints on these data (for example exactly K proper splits
+    under a depth or leaf-size limit). Also a :class:`ValueError`.
+
+    >>> issubclass(InfeasibleError, ValueError)
     True
     """
 

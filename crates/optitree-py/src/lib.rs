@@ -5,6 +5,7 @@
 mod convert;
 mod errors;
 mod interrupt;
+mod proper;
 mod query;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
@@ -229,7 +230,7 @@ fn _spin(
 }
 
 /// The parts every solver returns: tree arrays, status, bounds and statistics.
-fn outcome_to_py<'py, T>(
+pub(crate) fn outcome_to_py<'py, T>(
     py: Python<'py>,
     outcome: &Outcome<T>,
     tree: &Tree,
@@ -259,6 +260,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_stump, m)?)?;
     m.add_function(wrap_pyfunction!(fit_branches, m)?)?;
     m.add_function(wrap_pyfunction!(fit_maptree, m)?)?;
+    m.add_function(wrap_pyfunction!(proper::fit_proper, m)?)?;
+    m.add_function(wrap_pyfunction!(proper::proper_candidate_rules, m)?)?;
     m.add_function(wrap_pyfunction!(status_names, m)?)?;
     m.add_function(wrap_pyfunction!(_spin, m)?)?;
     m.add_class::<query::NativeQueryProblem>()?;

@@ -3,5 +3,6 @@
 
 pub mod branches;
 pub mod maptree;
+pub mod proper;
 pub mod query;
 pub mod stump;

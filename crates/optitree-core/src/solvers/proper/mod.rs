@@ -1,0 +1,445 @@
+//! Proper decision trees with arbitrary splitting rules (He & Little): the best tree made of
+//! exactly K, or at most K, rules from a finite data-defined candidate list, where a rule may only
+//! sit in a region that holds its defining points.
+//!
+//! - [`rules`]: candidate generators (axis, hyperplane, polynomial, mixed) and their tests;
+//! - [`problem`]: the leaf objective, the constraints and the ancestry relation;
+//! - [`combos`]: the paper's engine, `sodt` over every K-combination (exact K, or every k ≤ K);
+//! - [`topdown`]: the memoised (rows, k, h) engine of spec §3.11 (at most K; the default).
+//!
+//! Both engines are exact relative to the candidate list and agree on the optimum for "at most
+//! K" (the tests check it on thousands of instances, against a brute-force oracle too).
+
+pub mod combos;
+mod linalg;
+pub mod problem;
+pub mod rules;
+pub mod topdown;
+mod words;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::Result;
+use crate::param_err;
+use crate::search::{Budget, Outcome, ProgressBoard, Stats, Status};
+use crate::tree::{NodeSpec, Tree, TreeSpec};
+
+pub use problem::{Objective, Problem};
+pub use rules::{Family, Points, RuleSet, RuleSpec, RuleTest, Sides};
+
+/// A tree's structure over rule ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleTree {
+    /// A leaf.
+    Leaf,
+    /// `rule`'s left side (`plus`) goes to `left`.
+    Node {
+        rule: usize,
+        left: Box<RuleTree>,
+        right: Box<RuleTree>,
+    },
+}
+
+impl RuleTree {
+    /// Number of splits.
+    pub fn n_splits(&self) -> usize {
+        match self {
+            RuleTree::Leaf => 0,
+            RuleTree::Node { left, right, .. } => 1 + left.n_splits() + right.n_splits(),
+        }
+    }
+}
+
+/// Which engine runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// Top-down for "at most K", combinations for "exactly K".
+    Auto,
+    /// The paper's enumeration of K-combinations.
+    Combinations,
+    /// The memoised top-down recursion (at most K only).
+    TopDown,
+}
+
+/// Parameters of a solve.
+#[derive(Debug, Clone)]
+pub struct ProperConfig {
+    /// Number of splits K (≥ 1).
+    pub n_splits: usize,
+    /// The candidate rules.
+    pub rules: RuleSpec,
+    /// Exactly K splits (`true`) or the best with at most K.
+    pub exactly: bool,
+    /// The leaf loss.
+    pub objective: Objective,
+    /// Most levels of splits on any path (a single split has depth 1).
+    pub max_depth: Option<u32>,
+    /// Smallest allowed leaf (0 also allows empty leaves).
+    pub min_samples_leaf: u64,
+    /// Worker threads.
+    pub n_jobs: usize,
+    /// The engine.
+    pub engine: EngineChoice,
+    /// Refuse work estimated to take longer than this many seconds (`None`: never refuse).
+    pub refuse_above_seconds: Option<f64>,
+}
+
+/// The result of a solve.
+#[derive(Debug, Clone)]
+pub struct ProperSolution {
+    /// The tree (threshold and oblique nodes; class counts in every node). A single leaf when no
+    /// proper tree satisfies the constraints.
+    pub tree: Tree,
+    /// Its objective on the training rows.
+    pub cost: f64,
+    /// Whether any proper tree satisfies the constraints.
+    pub feasible: bool,
+    /// The tree's rules in left-first level order (its canonical permutation).
+    pub level_order: Vec<usize>,
+}
+
+/// The work a configuration implies, estimated before any rule is generated.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkEstimate {
+    /// Candidate rules (before duplicates are removed).
+    pub rules: f64,
+    /// Bytes the rule list needs.
+    pub rule_bytes: f64,
+    /// Elementary steps of the search in the worst case (no pruning).
+    pub steps: f64,
+    /// `steps` as seconds on this machine's thread count (about 1 ns a step).
+    pub seconds: f64,
+}
+
+/// Rule lists larger than this are refused whatever the time limit (memory).
+const MAX_RULE_BYTES: f64 = 6.0 * (1u64 << 30) as f64;
+
+/// Estimates the rules and the worst-case search steps of `config` on `n` rows and `d` features.
+pub fn estimate(n: usize, d: usize, n_classes: usize, config: &ProperConfig) -> WorkEstimate {
+    let rules = rules::count(n, d, config.rules);
+    let words = n.div_ceil(64) as f64;
+    let def = match config.rules.family {
+        Family::Axis => 1.0,
+        Family::Hyperplane => d as f64,
+        _ => rules::surface_points(d, config.rules.degree.max(1)) as f64,
+    };
+    let rule_bytes = rules * (words * 8.0 + def * 4.0 + 40.0);
+    let k = config.n_splits as f64;
+    let steps = match engine_for(config) {
+        EngineChoice::Combinations => {
+            // C(M, K) combinations of about 3^K sodt calls of W·C word operations each.
+            let m = rules;
+            let combos = (0..config.n_splits).fold(1.0, |a, i| a * (m - i as f64) / (i as f64 + 1.0));
+            combos.max(1.0) * 3f64.powf(k) * (words * n_classes as f64 + k)
+        }
+        _ => {
+            // T(k, h): each candidate root solves its sides with k − 1 splits.
+            let m = rules;
+            let axis = config.rules.family == Family::Axis;
+            let one = if axis {
+                (n * d) as f64
+            } else {
+                m * words * n_classes as f64
+            };
+            let levels = match config.max_depth {
+                Some(h) => (h as f64).min(k),
+                None => k,
+            };
+            one * (2.0 * m).powf(levels - 1.0)
+        }
+    };
+    let threads = config.n_jobs.max(1) as f64;
+    WorkEstimate {
+        rules,
+        rule_bytes,
+        steps,
+        seconds: steps * 1e-9 / threads,
+    }
+}
+
+fn engine_for(config: &ProperConfig) -> EngineChoice {
+    match config.engine {
+        EngineChoice::Auto if config.exactly => EngineChoice::Combinations,
+        EngineChoice::Auto => EngineChoice::TopDown,
+        e => e,
+    }
+}
+
+fn check_config(points: &Points, n_classes: usize, labels: &[u32], config: &ProperConfig) -> Result<()> {
+    if config.n_splits == 0 {
+        return param_err!("n_splits=0: a proper tree needs at least 1 split");
+    }
+    if labels.len() != points.n_rows() {
+        return param_err!(
+            "{} labels for {} rows: give one label per row",
+            labels.len(),
+            points.n_rows()
+        );
+    }
+    if let Some(i) = labels.iter().position(|&c| c as usize >= n_classes) {
+        return param_err!("label {} of row {i} is not below n_classes={n_classes}", labels[i]);
+    }
+    if n_classes > 255 {
+        return param_err!("{n_classes} classes: proper trees take at most 255");
+    }
+    let engine = engine_for(config);
+    if engine == EngineChoice::TopDown && config.exactly {
+        return param_err!(
+            "engine='topdown' finds the best tree with at most n_splits splits; use \
+             engine='combinations' (or 'auto') for exactly={}",
+            config.exactly
+        );
+    }
+    if engine == EngineChoice::Combinations && config.n_splits > combos::MAX_SPLITS {
+        return param_err!(
+            "n_splits={} with the combination engine: at most {}",
+            config.n_splits,
+            combos::MAX_SPLITS
+        );
+    }
+    if config.rules.family == Family::Polynomial && config.rules.degree < 2 {
+        return param_err!(
+            "degree={} with rule='polynomial': use 2 or more (degree 1 is rule='hyperplane')",
+            config.rules.degree
+        );
+    }
+    let g = match config.rules.family {
+        Family::Axis => 1,
+        Family::Hyperplane => points.n_features(),
+        _ => rules::surface_points(points.n_features(), config.rules.degree),
+    };
+    if g > 31 && config.rules.family != Family::Axis {
+        return param_err!(
+            "surfaces through {g} points (features={}, degree={}) are too many; use at most 31",
+            points.n_features(),
+            config.rules.degree
+        );
+    }
+    let est = estimate(points.n_rows(), points.n_features(), n_classes, config);
+    if est.rule_bytes > MAX_RULE_BYTES {
+        return param_err!(
+            "{:.3e} candidate rules would need about {:.1} GB: use fewer rows (a sample), fewer \
+             features, axis rules, or side_assignment='closed'",
+            est.rules,
+            est.rule_bytes / 1e9
+        );
+    }
+    if let Some(limit) = config.refuse_above_seconds {
+        if est.seconds > limit {
+            return param_err!(
+                "this search looks hopeless: {:.3e} candidate rules and about {:.1e} steps in the \
+                 worst case (roughly {} on {} thread(s)). Use fewer splits (n_splits), a sample \
+                 of the rows, max_depth, or axis rules — or pass time_limit to run it anyway and \
+                 get the best tree found in that time",
+                est.rules,
+                est.steps,
+                human_seconds(est.seconds),
+                config.n_jobs.max(1)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn human_seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.0} h", s / 3600.0)
+    } else {
+        format!("{:.0} days", s / 86400.0)
+    }
+}
+
+/// Finds the best proper tree. Labels are class codes in `0..n_classes`.
+pub fn solve(
+    points: &Points,
+    labels: &[u32],
+    n_classes: usize,
+    config: &ProperConfig,
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) -> Result<Outcome<ProperSolution>> {
+    check_config(points, n_classes, labels, config)?;
+    let mut rule_set = rules::generate(points, config.rules, budget)?;
+    let generated = rule_set.len();
+    if let Some(status) = budget.check(0, rule_set.heap_bytes()) {
+        // Stopped while generating: no search ran; the single leaf is what we have.
+        let problem = Problem::new(&rule_set, labels, n_classes, config.objective, 0);
+        return finish(points, &problem, config, RuleTree::Leaf, status, generated, Stats::new(), budget);
+    }
+    // Thinning: a rule that leaves fewer than `min_samples_leaf` rows on a side can never be used.
+    let min_leaf = config.min_samples_leaf;
+    if min_leaf > 0 {
+        let n = points.n_rows() as u64;
+        rule_set.retain(|s, r| {
+            let left = words::popcount(s.plus(r));
+            left >= min_leaf && n - left >= min_leaf
+        });
+    }
+    let mut stats = Stats::new();
+    stats.set_count("candidate_rules", rule_set.len() as u64);
+    stats.set_count("rules_thinned", (generated - rule_set.len()) as u64);
+    stats.set_count("duplicate_rules", rule_set.duplicates);
+    stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
+    let problem = Problem::new(&rule_set, labels, n_classes, config.objective, min_leaf);
+    let depth = config.max_depth.unwrap_or(u32::MAX);
+    let (tree, status) = match engine_for(config) {
+        EngineChoice::Combinations => {
+            let cfg = combos::CombosConfig {
+                n_splits: config.n_splits,
+                exactly: config.exactly,
+                depth,
+                n_jobs: config.n_jobs,
+            };
+            stats.set_count(
+                "combinations_total",
+                combos::total_combinations(rule_set.len(), &cfg).min(u128::from(u64::MAX)) as u64,
+            );
+            let res = combos::odt(&problem, &cfg, budget, board);
+            stats.set_count("combinations", res.combinations);
+            stats.set_count("combinations_pruned", res.pruned);
+            stats.set_count("sodt_calls", res.sodt_calls);
+            let tree = match &res.best {
+                Some((_, combo)) => {
+                    let mut s = combos::Sodt::new(&problem, combo.len());
+                    s.tree(combo, depth).map(|(_, t)| t)
+                }
+                None => None,
+            };
+            (tree, res.status.unwrap_or(Status::Optimal))
+        }
+        _ => {
+            let cands = topdown::Candidates::new(&problem, points);
+            let h = config.max_depth.map_or(usize::MAX, |d| d as usize);
+            let res = topdown::solve(&problem, &cands, config.n_splits, h, config.n_jobs, budget, board);
+            stats.set_count("candidates", res.candidates);
+            stats.set_count("subproblems", res.subproblems);
+            stats.set_count("splits_evaluated", res.splits);
+            stats.set_count("memory_bytes", res.memory as u64);
+            let feasible = problem.leaf_cost(&words::full(points.n_rows())).is_finite();
+            (feasible.then_some(res.tree), res.status)
+        }
+    };
+    match tree {
+        Some(t) => finish(points, &problem, config, t, status, generated, stats, budget),
+        None => infeasible(points, &problem, status, stats, budget),
+    }
+}
+
+/// The outcome for a found tree: re-routes the rows, builds the tree and checks its cost.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    points: &Points,
+    problem: &Problem<'_>,
+    config: &ProperConfig,
+    tree: RuleTree,
+    status: Status,
+    generated: usize,
+    mut stats: Stats,
+    budget: &Budget,
+) -> Result<Outcome<ProperSolution>> {
+    let _ = (config, generated);
+    let all = words::full(points.n_rows());
+    let mut cost = 0.0;
+    let root = node_spec(points, problem, &tree, &all, &mut cost)?;
+    let level_order = combos::level_order(&tree);
+    let built = TreeSpec {
+        root,
+        n_features: points.n_features(),
+        n_classes: problem.n_classes(),
+    }
+    .build()?;
+    stats.set_real("seconds", budget.elapsed());
+    Ok(Outcome {
+        solution: ProperSolution {
+            tree: built,
+            cost,
+            feasible: true,
+            level_order,
+        },
+        status,
+        lower_bound: if status == Status::Optimal { cost } else { 0.0 },
+        upper_bound: cost,
+        stats,
+    })
+}
+
+fn infeasible(
+    points: &Points,
+    problem: &Problem<'_>,
+    status: Status,
+    mut stats: Stats,
+    budget: &Budget,
+) -> Result<Outcome<ProperSolution>> {
+    let all = words::full(points.n_rows());
+    let mut counts = vec![0u64; problem.n_classes()];
+    problem.counts(&all, &mut counts);
+    let tree = TreeSpec {
+        root: NodeSpec::Leaf {
+            value: counts.iter().map(|&c| c as f64).collect(),
+        },
+        n_features: points.n_features(),
+        n_classes: problem.n_classes(),
+    }
+    .build()?;
+    stats.set_real("seconds", budget.elapsed());
+    Ok(Outcome {
+        solution: ProperSolution {
+            tree,
+            cost: f64::INFINITY,
+            feasible: false,
+            level_order: Vec::new(),
+        },
+        status,
+        lower_bound: f64::INFINITY,
+        upper_bound: f64::INFINITY,
+        stats,
+    })
+}
+
+/// The node for `tree` on the rows `mask`, adding its leaves' costs to `cost`.
+fn node_spec(
+    points: &Points,
+    problem: &Problem<'_>,
+    tree: &RuleTree,
+    mask: &[u64],
+    cost: &mut f64,
+) -> Result<NodeSpec> {
+    let mut counts = vec![0u64; problem.n_classes()];
+    problem.counts(mask, &mut counts);
+    let value: Vec<f64> = counts.iter().map(|&c| c as f64).collect();
+    match tree {
+        RuleTree::Leaf => {
+            *cost += problem.objective.leaf(&counts);
+            Ok(NodeSpec::Leaf { value })
+        }
+        RuleTree::Node { rule, left, right } => {
+            let side = problem.rules.plus(*rule);
+            let mut l = vec![0u64; mask.len()];
+            let mut r = vec![0u64; mask.len()];
+            words::and_into(mask, side, &mut l);
+            words::and_not_into(mask, side, &mut r);
+            let low = Box::new(node_spec(points, problem, left, &l, cost)?);
+            let high = Box::new(node_spec(points, problem, right, &r, cost)?);
+            Ok(match problem.rules.test(points, *rule)? {
+                RuleTest::Axis { feature, threshold } => NodeSpec::Threshold {
+                    feature,
+                    threshold,
+                    value,
+                    low,
+                    high,
+                },
+                RuleTest::Oblique(test) => NodeSpec::Oblique {
+                    test,
+                    value,
+                    low,
+                    high,
+                },
+            })
+        }
+    }
+}
