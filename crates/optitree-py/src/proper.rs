@@ -11,7 +11,7 @@ use optitree_core::solvers::proper::{
 };
 use optitree_core::Error;
 
-use crate::errors::IntoPy;
+use crate::errors::{self, IntoPy};
 use crate::{interrupt, outcome_to_py};
 
 fn points(x: &PyReadonlyArray2<'_, f64>) -> PyResult<Points> {
@@ -27,11 +27,9 @@ fn choice<T: Copy>(name: &str, value: &str, options: &[(&str, T)]) -> PyResult<T
         .map(|(_, v)| *v)
         .ok_or_else(|| {
             let allowed: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
-            Err::<(), _>(Error::InvalidParameter(format!(
+            errors::to_py(Error::InvalidParameter(format!(
                 "{name}={value:?}: use one of {allowed:?}"
             )))
-            .into_py()
-            .unwrap_err()
         })
 }
 
@@ -46,7 +44,11 @@ fn rule_spec(rule: &str, degree: u32, sides: &str) -> PyResult<RuleSpec> {
             ("mixed", Family::Mixed),
         ],
     )?;
-    let sides = choice("side_assignment", sides, &[("all", Sides::All), ("closed", Sides::Closed)])?;
+    let sides = choice(
+        "side_assignment",
+        sides,
+        &[("all", Sides::All), ("closed", Sides::Closed)],
+    )?;
     Ok(RuleSpec {
         family,
         degree,
@@ -128,6 +130,9 @@ pub fn fit_proper<'py>(
     Ok(out)
 }
 
+/// Sides (rules × rows) and defining rows of each candidate rule.
+type CandidateRules<'py> = (Bound<'py, PyArray2<bool>>, Vec<Vec<u32>>);
+
 /// The candidate rules for `x`: `(plus, defining)` with `plus[r, i]` true when row `i` goes left
 /// of rule `r`, and `defining[r]` the rows that define rule `r`.
 #[pyfunction]
@@ -138,10 +143,11 @@ pub fn proper_candidate_rules<'py>(
     rule: &str,
     degree: u32,
     side_assignment: &str,
-) -> PyResult<(Bound<'py, PyArray2<bool>>, Vec<Vec<u32>>)> {
+) -> PyResult<CandidateRules<'py>> {
     let pts = points(&x)?;
     let spec = rule_spec(rule, degree, side_assignment)?;
-    let set = proper::rules::generate(&pts, spec, &Budget::unlimited()).into_py()?;
+    let mut set = proper::rules::generate(&pts, spec, &Budget::unlimited()).into_py()?;
+    proper::rules::remove_duplicates(&mut set);
     let n = pts.n_rows();
     let mut plus = numpy::ndarray::Array2::<bool>::from_elem((set.len(), n), false);
     for r in 0..set.len() {

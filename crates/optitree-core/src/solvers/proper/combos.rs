@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::problem::{Problem, ancestry};
+use super::problem::{ancestry, Problem};
 use super::words;
 use super::RuleTree;
 use crate::search::{Budget, ProgressBoard, Snapshot, Status};
@@ -74,7 +74,11 @@ impl<'p> Sodt<'p> {
             let Some((np, nm)) = split_around(p, rs, root, &mut plus, &mut minus) else {
                 continue;
             };
-            let bound = if self.prune { best.min(cut) } else { f64::INFINITY };
+            let bound = if self.prune {
+                best.min(cut)
+            } else {
+                f64::INFINITY
+            };
             self.child_mask(lvl, root as usize, true);
             let left = self.rec(&plus[..np], lvl + 1, depth - 1, bound);
             if left.is_infinite() || (self.prune && left >= bound) {
@@ -212,7 +216,7 @@ pub fn binomial_u128(n: u64, k: u64) -> u128 {
 /// The combination of rank `rank` (lexicographic) of `k` out of `m`.
 fn unrank(mut rank: u128, m: usize, k: usize, out: &mut [u32]) {
     let mut x = 0usize;
-    for i in 0..k {
+    for (i, slot) in out.iter_mut().enumerate().take(k) {
         loop {
             let c = binomial_u128((m - x - 1) as u64, (k - i - 1) as u64);
             if c <= rank {
@@ -222,7 +226,7 @@ fn unrank(mut rank: u128, m: usize, k: usize, out: &mut [u32]) {
                 break;
             }
         }
-        out[i] = x as u32;
+        *slot = x as u32;
         x += 1;
     }
 }
@@ -325,7 +329,10 @@ pub fn odt(
         let threads = config.n_jobs.max(1);
         let counters: Vec<(u64, u64, u64)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| pass.work())).collect();
-            handles.into_iter().map(|h| h.join().unwrap_or((0, 0, 0))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or((0, 0, 0)))
+                .collect()
         });
         for (c, pr, calls) in counters {
             result.combinations += c;
@@ -394,14 +401,17 @@ impl Pass<'_> {
                 if (rank - start) % 256 == 0 {
                     let mem = sodt.masks.len() * 8;
                     if self.stop.load(Ordering::Relaxed)
-                        || self.budget.check(self.done.load(Ordering::Relaxed), mem).is_some()
+                        || self
+                            .budget
+                            .check(self.done.load(Ordering::Relaxed), mem)
+                            .is_some()
                     {
                         self.stop.store(true, Ordering::Relaxed);
                         break 'chunks;
                     }
                 }
                 let global = f64::from_bits(self.global.load(Ordering::Relaxed));
-                let cut = best.min(global.next_up());
+                let cut = best.min(super::problem::next_up(global));
                 let c = sodt.solve(&combo, self.depth, cut);
                 examined += 1;
                 if c < cut {

@@ -40,7 +40,7 @@ pub fn null_vector(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
                 }
             }
         }
-        if !(best > PIVOT_TOL) {
+        if best.is_nan() || best <= PIVOT_TOL {
             return None;
         }
         a.swap(k, pi);
@@ -51,8 +51,9 @@ pub fn null_vector(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
         for i in k + 1..rows {
             let f = a[i][k] / a[k][k];
             if f != 0.0 {
-                for j in k..cols {
-                    a[i][j] -= f * a[k][j];
+                let (top, bottom) = a.split_at_mut(i);
+                for (x, y) in bottom[0][k..].iter_mut().zip(&top[k][k..]) {
+                    *x -= f * y;
                 }
             }
         }
@@ -77,7 +78,7 @@ pub fn solve(mut a: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
     let scale = scale_columns(&mut a, n);
     for k in 0..n {
         let pi = (k..n).max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))?;
-        if !(a[pi][k].abs() > PIVOT_TOL) {
+        if a[pi][k].is_nan() || a[pi][k].abs() <= PIVOT_TOL {
             return None;
         }
         a.swap(k, pi);
@@ -85,8 +86,9 @@ pub fn solve(mut a: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
         for i in k + 1..n {
             let f = a[i][k] / a[k][k];
             if f != 0.0 {
-                for j in k..n {
-                    a[i][j] -= f * a[k][j];
+                let (top, bottom) = a.split_at_mut(i);
+                for (x, y) in bottom[0][k..].iter_mut().zip(&top[k][k..]) {
+                    *x -= f * y;
                 }
                 rhs[i] -= f * rhs[k];
             }

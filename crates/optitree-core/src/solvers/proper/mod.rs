@@ -130,7 +130,8 @@ pub fn estimate(n: usize, d: usize, n_classes: usize, config: &ProperConfig) -> 
         EngineChoice::Combinations => {
             // C(M, K) combinations of about 3^K sodt calls of W·C word operations each.
             let m = rules;
-            let combos = (0..config.n_splits).fold(1.0, |a, i| a * (m - i as f64) / (i as f64 + 1.0));
+            let combos =
+                (0..config.n_splits).fold(1.0, |a, i| a * (m - i as f64) / (i as f64 + 1.0));
             combos.max(1.0) * 3f64.powf(k) * (words * n_classes as f64 + k)
         }
         _ => {
@@ -166,7 +167,12 @@ fn engine_for(config: &ProperConfig) -> EngineChoice {
     }
 }
 
-fn check_config(points: &Points, n_classes: usize, labels: &[u32], config: &ProperConfig) -> Result<()> {
+fn check_config(
+    points: &Points,
+    n_classes: usize,
+    labels: &[u32],
+    config: &ProperConfig,
+) -> Result<()> {
     if config.n_splits == 0 {
         return param_err!("n_splits=0: a proper tree needs at least 1 split");
     }
@@ -178,7 +184,10 @@ fn check_config(points: &Points, n_classes: usize, labels: &[u32], config: &Prop
         );
     }
     if let Some(i) = labels.iter().position(|&c| c as usize >= n_classes) {
-        return param_err!("label {} of row {i} is not below n_classes={n_classes}", labels[i]);
+        return param_err!(
+            "label {} of row {i} is not below n_classes={n_classes}",
+            labels[i]
+        );
     }
     if n_classes > 255 {
         return param_err!("{n_classes} classes: proper trees take at most 255");
@@ -266,10 +275,22 @@ pub fn solve(
     check_config(points, n_classes, labels, config)?;
     let mut rule_set = rules::generate(points, config.rules, budget)?;
     let generated = rule_set.len();
+    if !(config.exactly && config.min_samples_leaf == 0) {
+        rules::remove_duplicates(&mut rule_set);
+    }
     if let Some(status) = budget.check(0, rule_set.heap_bytes()) {
         // Stopped while generating: no search ran; the single leaf is what we have.
         let problem = Problem::new(&rule_set, labels, n_classes, config.objective, 0);
-        return finish(points, &problem, config, RuleTree::Leaf, status, generated, Stats::new(), budget);
+        return finish(
+            points,
+            &problem,
+            config,
+            RuleTree::Leaf,
+            status,
+            generated,
+            Stats::new(),
+            budget,
+        );
     }
     // Thinning: a rule that leaves fewer than `min_samples_leaf` rows on a side can never be used.
     let min_leaf = config.min_samples_leaf;
@@ -282,7 +303,10 @@ pub fn solve(
     }
     let mut stats = Stats::new();
     stats.set_count("candidate_rules", rule_set.len() as u64);
-    stats.set_count("rules_thinned", (generated - rule_set.len()) as u64);
+    stats.set_count(
+        "rules_thinned",
+        (generated - rule_set.len()) as u64 - rule_set.duplicates,
+    );
     stats.set_count("duplicate_rules", rule_set.duplicates);
     stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
     let problem = Problem::new(&rule_set, labels, n_classes, config.objective, min_leaf);
@@ -315,7 +339,15 @@ pub fn solve(
         _ => {
             let cands = topdown::Candidates::new(&problem, points);
             let h = config.max_depth.map_or(usize::MAX, |d| d as usize);
-            let res = topdown::solve(&problem, &cands, config.n_splits, h, config.n_jobs, budget, board);
+            let res = topdown::solve(
+                &problem,
+                &cands,
+                config.n_splits,
+                h,
+                config.n_jobs,
+                budget,
+                board,
+            );
             stats.set_count("candidates", res.candidates);
             stats.set_count("subproblems", res.subproblems);
             stats.set_count("splits_evaluated", res.splits);
@@ -325,7 +357,9 @@ pub fn solve(
         }
     };
     match tree {
-        Some(t) => finish(points, &problem, config, t, status, generated, stats, budget),
+        Some(t) => finish(
+            points, &problem, config, t, status, generated, stats, budget,
+        ),
         None => infeasible(points, &problem, status, stats, budget),
     }
 }

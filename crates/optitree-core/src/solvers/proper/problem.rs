@@ -144,6 +144,16 @@ impl<'a> Problem<'a> {
     }
 }
 
+/// The smallest float above a non-negative `x` (`+∞` stays): the bound under which a value may
+/// still tie `x`.
+pub fn next_up(x: f64) -> f64 {
+    if x.is_finite() {
+        f64::from_bits(x.to_bits() + 1)
+    } else {
+        x
+    }
+}
+
 /// `K[i][j]` over a rule set (see [`Problem::ancestry`]).
 #[inline]
 pub fn ancestry(rules: &RuleSet, i: usize, j: usize) -> i8 {

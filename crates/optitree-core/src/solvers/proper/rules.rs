@@ -211,7 +211,9 @@ impl RuleSet {
     /// Whether every defining point of `r` lies in `mask` (the rule may be used in that region).
     #[inline]
     pub fn available(&self, r: usize, mask: &[u64]) -> bool {
-        self.defining(r).iter().all(|&p| words::contains(mask, p as usize))
+        self.defining(r)
+            .iter()
+            .all(|&p| words::contains(mask, p as usize))
     }
 
     /// Keeps only the rules for which `keep` is true (order preserved).
@@ -347,7 +349,7 @@ impl Plane {
         let u = linalg::null_vector(rows)?;
         let (w, b) = (&u[..lift.g], u[lift.g]);
         let big = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if !(big > 0.0) {
+        if big.is_nan() || big <= 0.0 {
             return None;
         }
         let lead = w.iter().find(|v| v.abs() > 1e-9 * big).copied()?;
@@ -504,9 +506,8 @@ pub fn count(n: usize, d: usize, spec: RuleSpec) -> f64 {
 }
 
 /// Generates the candidate rules in a fixed order: axis rules feature-major, then surfaces by
-/// lexicographic defining subset and assignment. Exact duplicates (same side and same defining
-/// points) are removed; rank-deficient subsets are skipped. Stops early (returning what it has)
-/// when the budget says so.
+/// lexicographic defining subset and assignment. Rank-deficient subsets are skipped. Stops early
+/// (returning what it has) when the budget says so. See [`remove_duplicates`].
 pub fn generate(points: &Points, spec: RuleSpec, budget: &Budget) -> Result<RuleSet> {
     let mut set = RuleSet::new(points.n_rows());
     let d = points.n_features();
@@ -516,7 +517,8 @@ pub fn generate(points: &Points, spec: RuleSpec, budget: &Budget) -> Result<Rule
     if matches!(spec.family, Family::Hyperplane | Family::Mixed) {
         surface_rules(points, 1, spec.sides, &mut set, budget);
     }
-    let poly = spec.family == Family::Polynomial || (spec.family == Family::Mixed && spec.degree >= 2);
+    let poly =
+        spec.family == Family::Polynomial || (spec.family == Family::Mixed && spec.degree >= 2);
     if poly {
         if spec.degree < 2 {
             return param_err!("degree={} for polynomial rules: use 2 or more", spec.degree);
@@ -524,11 +526,13 @@ pub fn generate(points: &Points, spec: RuleSpec, budget: &Budget) -> Result<Rule
         surface_rules(points, spec.degree, spec.sides, &mut set, budget);
     }
     let _ = d;
-    remove_duplicates(&mut set);
     Ok(set)
 }
 
-fn remove_duplicates(set: &mut RuleSet) {
+/// Removes exact duplicates (same side and same defining points), keeping the first. They are
+/// interchangeable except as the degenerate padding split below their twin, which only exactly-K
+/// trees with empty leaves allowed can use.
+pub fn remove_duplicates(set: &mut RuleSet) {
     let mut seen: HashSet<(Vec<u64>, Vec<u32>)> = HashSet::new();
     let mut dropped = 0;
     let mut keep = vec![true; set.len()];
@@ -608,7 +612,7 @@ fn surface_rules(points: &Points, degree: u32, sides: Sides, set: &mut RuleSet, 
     let mut visited: u64 = 0;
     loop {
         visited += 1;
-        if visited.is_multiple_of(4096) && budget.check(0, 0).is_some() {
+        if visited % 4096 == 0 && budget.check(0, 0).is_some() {
             return;
         }
         let def32: Vec<u32> = def.iter().map(|&p| p as u32).collect();
@@ -659,7 +663,14 @@ fn surface_rules(points: &Points, degree: u32, sides: Sides, set: &mut RuleSet, 
                         }
                         seen.push(plus.clone());
                     }
-                    set.push(&plus, &def32, Shape::Surface { degree, assignment: a });
+                    set.push(
+                        &plus,
+                        &def32,
+                        Shape::Surface {
+                            degree,
+                            assignment: a,
+                        },
+                    );
                 }
             }
         }

@@ -230,7 +230,9 @@ fn t6_closed_convention_misses_dichotomies_in_three_dimensions() {
 fn every_rule_test_reproduces_its_side() {
     let mut rng = SplitMix::new(11);
     // General position, and a grid full of collinear points and ties.
-    let grid: Vec<f64> = (0..16).flat_map(|i| [(i % 4) as f64, (i / 4) as f64]).collect();
+    let grid: Vec<f64> = (0..16)
+        .flat_map(|i| [(i % 4) as f64, (i / 4) as f64])
+        .collect();
     let sets = [
         (random_points(&mut rng, 9, 2), spec(Family::Hyperplane)),
         (random_points(&mut rng, 7, 3), spec(Family::Hyperplane)),
@@ -265,7 +267,11 @@ fn config(k: usize, exactly: bool, engine: EngineChoice) -> ProperConfig {
 #[test]
 fn t4_t5_engines_match_brute_force() {
     let mut rng = SplitMix::new(45);
-    let objectives = [Objective::Misclassification, Objective::Gini, Objective::Entropy];
+    let objectives = [
+        Objective::Misclassification,
+        Objective::Gini,
+        Objective::Entropy,
+    ];
     for case in 0..160 {
         let family = [Family::Axis, Family::Hyperplane][case % 2];
         let n = 5 + rng.below(3);
@@ -284,7 +290,9 @@ fn t4_t5_engines_match_brute_force() {
         let k = 1 + rng.below(3);
         let p = Problem::new(&set, &y, classes, objective, min_leaf);
         let exact_k = brute_force(&p, k, depth);
-        let at_most: f64 = (0..=k).map(|j| brute_force(&p, j, depth)).fold(f64::INFINITY, f64::min);
+        let at_most: f64 = (0..=k)
+            .map(|j| brute_force(&p, j, depth))
+            .fold(f64::INFINITY, f64::min);
         let budget = Budget::unlimited();
         for exactly in [true, false] {
             let cfg = combos::CombosConfig {
@@ -296,12 +304,23 @@ fn t4_t5_engines_match_brute_force() {
             let res = combos::odt(&p, &cfg, &budget, None);
             let got = res.best.as_ref().map_or(f64::INFINITY, |b| b.0);
             let want = if exactly { exact_k } else { at_most };
-            assert!(close(got, want), "case {case}: combos exactly={exactly} {got} vs {want}");
+            assert!(
+                close(got, want),
+                "case {case}: combos exactly={exactly} {got} vs {want}"
+            );
         }
         let cands = topdown::Candidates::new(&p, &points);
-        let h = if depth == u32::MAX { usize::MAX } else { depth as usize };
+        let h = if depth == u32::MAX {
+            usize::MAX
+        } else {
+            depth as usize
+        };
         let td = topdown::solve(&p, &cands, k, h, 1 + case % 2, &budget, None);
-        assert!(close(td.cost, at_most), "case {case}: topdown {} vs {at_most}", td.cost);
+        assert!(
+            close(td.cost, at_most),
+            "case {case}: topdown {} vs {at_most}",
+            td.cost
+        );
         let all = words::full(n);
         let rescored = tree_cost(&p, &td.tree, &all, depth).unwrap();
         assert!(close(rescored, td.cost));
@@ -333,7 +352,10 @@ fn t10_same_tree_for_any_thread_count() {
                 let out = super::solve(&points, &y, 2, &cfg, &Budget::unlimited(), None).unwrap();
                 trees.push((out.solution.level_order, out.solution.cost));
             }
-            assert!(trees.windows(2).all(|w| w[0] == w[1]), "case {case}: {trees:?}");
+            assert!(
+                trees.windows(2).all(|w| w[0] == w[1]),
+                "case {case}: {trees:?}"
+            );
         }
     }
 }
@@ -384,7 +406,14 @@ fn t8_wrong_data_mutant_disagrees_somewhere() {
             };
             let c = tree_cost(p, &l, all, u32::MAX)? + tree_cost(p, &r, all, u32::MAX)?;
             if best.as_ref().is_none_or(|b| c < b.0) {
-                best = Some((c, RuleTree::Node { rule: root, left: Box::new(l), right: Box::new(r) }));
+                best = Some((
+                    c,
+                    RuleTree::Node {
+                        rule: root,
+                        left: Box::new(l),
+                        right: Box::new(r),
+                    },
+                ));
             }
         }
         best.map(|b| b.1)

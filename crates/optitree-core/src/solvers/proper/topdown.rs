@@ -38,6 +38,17 @@ struct AxisIndex {
     order: Vec<Vec<u32>>,
     values: Vec<Vec<f64>>,
     rule_of: Vec<Vec<u32>>,
+    /// Per feature, the rows in increasing order with their value's rank and their class, packed
+    /// together for the sweeps.
+    sorted: Vec<Vec<Sorted>>,
+}
+
+/// One row in a feature's sorted order.
+#[derive(Debug, Clone, Copy)]
+struct Sorted {
+    row: u32,
+    rank: u32,
+    label: u32,
 }
 
 impl Candidates {
@@ -122,21 +133,66 @@ impl AxisIndex {
             }
         }
         let mut order = Vec::with_capacity(d);
-        let mut values = Vec::with_capacity(d);
+        let mut values: Vec<Vec<f64>> = Vec::with_capacity(d);
         for f in 0..d {
             let mut o: Vec<u32> = (0..n as u32).collect();
-            o.sort_by(|&a, &b| {
-                points.row(a as usize)[f].total_cmp(&points.row(b as usize)[f])
-            });
+            o.sort_by(|&a, &b| points.row(a as usize)[f].total_cmp(&points.row(b as usize)[f]));
             values.push(o.iter().map(|&i| points.row(i as usize)[f]).collect());
             order.push(o);
         }
+        let labels = row_labels(p);
+        let sorted = order
+            .iter()
+            .zip(&values)
+            .map(|(o, v)| {
+                let mut rank = 0u32;
+                o.iter()
+                    .enumerate()
+                    .map(|(pos, &row)| {
+                        if pos > 0 && v[pos] > v[pos - 1] {
+                            rank += 1;
+                        }
+                        Sorted {
+                            row,
+                            rank,
+                            label: u32::from(labels[row as usize]),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
         AxisIndex {
             order,
             values,
             rule_of,
+            sorted,
         }
     }
+}
+
+/// The best option so far at a node: its cost and `(rule, left budget)`, or the leaf.
+struct Best {
+    cost: f64,
+    choice: Option<(u32, u8)>,
+}
+
+/// A root to try: a candidate (any of its usable rules) or one concrete rule.
+#[derive(Clone, Copy)]
+enum Root {
+    Candidate(usize),
+    Rule(usize),
+}
+
+/// The bounds of the evaluated thresholds just below and just above a root, when known.
+type Around<'b> = (Option<&'b SideBounds>, Option<&'b SideBounds>);
+
+/// Lower bounds on the optimum of each side of a root, per budget of splits.
+#[derive(Clone)]
+struct SideBounds {
+    left: Vec<f64>,
+    right: Vec<f64>,
+    /// Rows on the left side.
+    n_left: u64,
 }
 
 /// A memo entry.
@@ -157,7 +213,8 @@ pub struct Engine<'a> {
     scratch: Vec<Vec<u64>>,
     key: Vec<u64>,
     budget: &'a Budget,
-    labels: Vec<u8>,
+    /// Axis rules without a leaf-size constraint: side optima are monotone in their rows.
+    monotone: bool,
     stopped: bool,
     /// Subproblems solved (memo misses).
     pub subproblems: u64,
@@ -177,7 +234,7 @@ impl<'a> Engine<'a> {
             scratch: vec![vec![0u64; w]; 2 * (k + 2)],
             key: Vec::with_capacity(w + 1),
             budget,
-            labels: row_labels(p),
+            monotone: cands.axis.is_some() && p.min_leaf <= 1,
             stopped: false,
             subproblems: 0,
             splits: 0,
@@ -197,7 +254,7 @@ impl<'a> Engine<'a> {
 
     fn tick(&mut self) -> bool {
         self.ticks += 1;
-        if self.ticks.is_multiple_of(1024) && self.budget.check(0, self.memory()).is_some() {
+        if self.ticks % 1024 == 0 && self.budget.check(0, self.memory()).is_some() {
             self.stopped = true;
         }
         self.stopped
@@ -231,7 +288,8 @@ impl<'a> Engine<'a> {
         let (best, choice) = if one_split {
             self.best_split(mask, leaf)
         } else {
-            self.best_root(mask, k, h, level, leaf, ub, 0..self.cands.len())
+            let units = self.root_units(k, h);
+            self.best_root(mask, k, h, level, leaf, ub, 0..units)
         };
         if self.stopped {
             return f64::INFINITY;
@@ -246,7 +304,17 @@ impl<'a> Engine<'a> {
         best
     }
 
-    /// The best of the leaf and every root among `range` with its budget splits, pruned at `ub`.
+    /// How many units the root loop of a `(k, h)` subproblem runs over: features when the
+    /// rules are axis-parallel and monotone, candidates otherwise.
+    fn root_units(&self, k: usize, h: usize) -> usize {
+        match &self.cands.axis {
+            Some(axis) if self.monotone && k >= 2 && h >= 2 => axis.order.len(),
+            _ => self.cands.len(),
+        }
+    }
+
+    /// The best of the leaf and every root among `range` (candidates, or features when the rules
+    /// are axis-parallel) with its budget splits, pruned at `ub`.
     #[allow(clippy::too_many_arguments)]
     fn best_root(
         &mut self,
@@ -258,78 +326,271 @@ impl<'a> Engine<'a> {
         ub: f64,
         range: std::ops::Range<usize>,
     ) -> (f64, Option<(u32, u8)>) {
-        let p = self.p;
-        let integral = p.objective.integral();
-        let mut best = leaf;
-        let mut choice = None;
-        let (li, ri) = (2 * level, 2 * level + 1);
+        let mut best = Best {
+            cost: leaf,
+            choice: None,
+        };
+        if self.monotone {
+            if range.len() > 1 {
+                // Good roots first, so the intervals below meet a tight bound.
+                for rule in self.axis_seeds(mask) {
+                    self.try_root(
+                        mask,
+                        Root::Rule(rule),
+                        k,
+                        h,
+                        level,
+                        ub,
+                        &mut best,
+                        (None, None),
+                    );
+                }
+            }
+            for f in range {
+                if self.tick() {
+                    break;
+                }
+                self.axis_roots(mask, f, k, h, level, ub, &mut best);
+            }
+            return (best.cost, best.choice);
+        }
         for c in range {
             if self.tick() {
                 break;
             }
-            let bound = best.min(ub);
-            let side = p.rules.plus(self.cands.first(c));
-            words::and_into(mask, side, &mut self.scratch[li]);
-            words::and_not_into(mask, side, &mut self.scratch[ri]);
-            let f_left = p.leaf_cost(&self.scratch[li]);
-            let f_right = p.leaf_cost(&self.scratch[ri]);
-            if words::popcount(&self.scratch[li]) == 0 || words::popcount(&self.scratch[ri]) == 0
-            {
+            self.try_root(
+                mask,
+                Root::Candidate(c),
+                k,
+                h,
+                level,
+                ub,
+                &mut best,
+                (None, None),
+            );
+            if self.stopped {
+                break;
+            }
+        }
+        (best.cost, best.choice)
+    }
+
+    /// For each feature, the rule of its best single split of `mask` (by one sweep per feature).
+    pub fn axis_seeds(&mut self, mask: &[u64]) -> Vec<usize> {
+        let Some(axis) = self.cands.axis.as_ref() else {
+            return Vec::new();
+        };
+        (0..axis.sorted.len())
+            .filter_map(|f| best_in_feature(self.p, axis, f, mask).map(|(_, r)| r as usize))
+            .collect()
+    }
+
+    /// Every threshold of feature `f` as the root. For axis rules the optimum of a side is
+    /// monotone in its rows (a subset never costs more: any tree for the superset, its
+    /// thresholds moved onto the subset's values and its empty splits dropped, is a tree for the
+    /// subset), so between two evaluated thresholds `a < b` every root costs at least
+    /// `T(left of a) + T(right of b)`: intervals whose bound cannot win are skipped whole.
+    #[allow(clippy::too_many_arguments)]
+    fn axis_roots(
+        &mut self,
+        mask: &[u64],
+        f: usize,
+        k: usize,
+        h: usize,
+        level: usize,
+        ub: f64,
+        best: &mut Best,
+    ) {
+        let Some(axis) = self.cands.axis.as_ref() else {
+            return;
+        };
+        // One representative row per distinct value in the region, in increasing order; the last
+        // value would leave the right side empty.
+        let mut reps: Vec<u32> = Vec::new();
+        let values = &axis.values[f];
+        let mut last: Option<f64> = None;
+        for (pos, &row) in axis.order[f].iter().enumerate() {
+            if words::contains(mask, row as usize) && last != Some(values[pos]) {
+                reps.push(row);
+                last = Some(values[pos]);
+            }
+        }
+        reps.pop();
+        if reps.is_empty() {
+            return;
+        }
+        let rules: Vec<u32> = reps.iter().map(|&r| axis.rule_of[f][r as usize]).collect();
+        let eval = |e: &mut Self, j: usize, best: &mut Best, around: Around<'_>| {
+            if rules[j] == u32::MAX {
+                return None;
+            }
+            e.try_root(
+                mask,
+                Root::Rule(rules[j] as usize),
+                k,
+                h,
+                level,
+                ub,
+                best,
+                around,
+            )
+        };
+        let integral = self.p.objective.integral();
+        let last = reps.len() - 1;
+        let lo = eval(self, 0, best, (None, None));
+        let hi = if last > 0 {
+            eval(self, last, best, (None, None))
+        } else {
+            None
+        };
+        let mut stack: Vec<(usize, usize, Option<SideBounds>, Option<SideBounds>)> =
+            vec![(0, last, lo, hi)];
+        while let Some((a, b, la, rb)) = stack.pop() {
+            if b <= a + 1 || self.stopped {
                 continue;
             }
-            if !(f_left.is_finite() && f_right.is_finite()) {
-                continue; // a side below the minimum leaf size
-            }
-            // Lower bound of each budget split: a side with splits left costs at least 0.
-            let lb = |kl: usize| {
-                let kr = k - 1 - kl;
-                (if kl == 0 { f_left } else { 0.0 }) + (if kr == 0 { f_right } else { 0.0 })
-            };
-            if (0..k).all(|kl| lb(kl) >= bound) {
-                continue;
-            }
-            let Some(rule) = self.cands.usable(p, c, mask) else {
-                continue;
-            };
-            // The reported rule may have its sides the other way round.
-            let swapped = rule != self.cands.first(c)
-                && !words::contains(p.rules.plus(rule), first_member(&self.scratch[li]));
-            for kl in 0..k {
-                let bound = best.min(ub);
-                if lb(kl) >= bound {
+            let bound = best.cost.min(ub);
+            if let (Some(at_a), Some(at_b)) = (&la, &rb) {
+                // Misclassification also moves by at most one per row that changes side: a
+                // side's optimum differs from its neighbour's by at most the rows between them.
+                let moved = (at_b.n_left - at_a.n_left) as f64;
+                let lb = (0..k)
+                    .map(|kl| {
+                        let kr = k - 1 - kl;
+                        let monotone = at_a.left[kl] + at_b.right[kr];
+                        if integral {
+                            monotone.max(at_b.left[kl] + at_a.right[kr] - moved)
+                        } else {
+                            monotone
+                        }
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                if lb >= bound {
                     continue;
                 }
-                let kr = k - 1 - kl;
-                let left = if kl == 0 {
-                    f_left
-                } else {
-                    let m = self.scratch[li].clone();
-                    let rest = if kr == 0 { f_right } else { 0.0 };
-                    let sub = if integral { bound - rest } else { bound };
-                    self.solve(&m, kl, h - 1, level + 1, sub)
-                };
-                if left + if kr == 0 { f_right } else { 0.0 } >= bound {
-                    continue;
+            }
+            let m = a + (b - a) / 2;
+            let sm = eval(self, m, best, (la.as_ref(), rb.as_ref()));
+            stack.push((m, b, sm.clone(), rb));
+            stack.push((a, m, la, sm));
+        }
+    }
+
+    /// Evaluates one root with every budget split, updating `best`; returns lower bounds on the
+    /// optimum of each side for each budget (`None` when the root is unusable here). `around`
+    /// holds the bounds of the neighbouring axis thresholds `a < this < b` when known: by
+    /// monotonicity (and, for misclassification, one error per row that changes side) they bound
+    /// this root's sides before any is solved.
+    #[allow(clippy::too_many_arguments)]
+    fn try_root(
+        &mut self,
+        mask: &[u64],
+        root: Root,
+        k: usize,
+        h: usize,
+        level: usize,
+        ub: f64,
+        best: &mut Best,
+        around: Around<'_>,
+    ) -> Option<SideBounds> {
+        let p = self.p;
+        let integral = p.objective.integral();
+        let (li, ri) = (2 * level, 2 * level + 1);
+        let side_rule = match root {
+            Root::Candidate(c) => self.cands.first(c),
+            Root::Rule(r) => r,
+        };
+        let side = p.rules.plus(side_rule);
+        words::and_into(mask, side, &mut self.scratch[li]);
+        words::and_not_into(mask, side, &mut self.scratch[ri]);
+        if words::popcount(&self.scratch[li]) == 0 || words::popcount(&self.scratch[ri]) == 0 {
+            return None;
+        }
+        let f_left = p.leaf_cost(&self.scratch[li]);
+        let f_right = p.leaf_cost(&self.scratch[ri]);
+        if !(f_left.is_finite() && f_right.is_finite()) {
+            return None; // a side below the minimum leaf size
+        }
+        let mut bounds = SideBounds {
+            left: vec![0.0; k],
+            right: vec![0.0; k],
+            n_left: words::popcount(&self.scratch[li]),
+        };
+        bounds.left[0] = f_left;
+        bounds.right[0] = f_right;
+        let n = bounds.n_left;
+        for j in 1..k {
+            if let Some(a) = around.0 {
+                bounds.left[j] = bounds.left[j].max(a.left[j]);
+                if integral {
+                    bounds.right[j] = bounds.right[j].max(a.right[j] - (n - a.n_left) as f64);
                 }
-                let right = if kr == 0 {
-                    f_right
-                } else {
-                    let m = self.scratch[ri].clone();
-                    let sub = if integral { bound - left } else { bound };
-                    self.solve(&m, kr, h - 1, level + 1, sub)
-                };
-                let cost = left + right;
-                if cost < best {
-                    best = cost;
-                    let kl_rule = if swapped { kr } else { kl };
-                    choice = Some((rule as u32, kl_rule as u8));
-                }
-                if self.stopped {
-                    return (best, choice);
+            }
+            if let Some(b) = around.1 {
+                bounds.right[j] = bounds.right[j].max(b.right[j]);
+                if integral {
+                    bounds.left[j] = bounds.left[j].max(b.left[j] - (b.n_left - n) as f64);
                 }
             }
         }
-        (best, choice)
+        // Lower bound of each budget split: a side with splits left costs at least 0.
+        let lb = |b: &SideBounds, kl: usize| b.left[kl] + b.right[k - 1 - kl];
+        let bound = best.cost.min(ub);
+        if (0..k).all(|kl| lb(&bounds, kl) >= bound) {
+            return Some(bounds);
+        }
+        let (rule, swapped) = match root {
+            Root::Rule(r) => (r, false),
+            Root::Candidate(c) => {
+                let rule = self.cands.usable(p, c, mask)?;
+                // The reported rule may have its sides the other way round.
+                let swapped = rule != side_rule
+                    && !words::contains(p.rules.plus(rule), first_member(&self.scratch[li]));
+                (rule, swapped)
+            }
+        };
+        for kl in 0..k {
+            let bound = best.cost.min(ub);
+            if lb(&bounds, kl) >= bound {
+                continue;
+            }
+            let kr = k - 1 - kl;
+            let left = if kl == 0 {
+                f_left
+            } else {
+                let m = self.scratch[li].clone();
+                let sub = if integral {
+                    bound - bounds.right[kr]
+                } else {
+                    bound
+                };
+                let v = self.solve(&m, kl, h - 1, level + 1, sub);
+                bounds.left[kl] = if v < sub { v } else { sub.max(0.0) };
+                v
+            };
+            if left + bounds.right[kr] >= bound {
+                continue;
+            }
+            let right = if kr == 0 {
+                f_right
+            } else {
+                let m = self.scratch[ri].clone();
+                let sub = if integral { bound - left } else { bound };
+                let v = self.solve(&m, kr, h - 1, level + 1, sub);
+                bounds.right[kr] = if v < sub { v } else { sub.max(0.0) };
+                v
+            };
+            let cost = left + right;
+            if cost < best.cost {
+                best.cost = cost;
+                let kl_rule = if swapped { kr } else { kl };
+                best.choice = Some((rule as u32, kl_rule as u8));
+            }
+            if self.stopped {
+                break;
+            }
+        }
+        Some(bounds)
     }
 
     /// The best single split of `mask` (or the leaf).
@@ -375,56 +636,23 @@ impl<'a> Engine<'a> {
 
     /// [`Self::best_split`] for axis rules: one sweep per feature over its sorted rows.
     fn best_axis_split(&mut self, mask: &[u64], leaf: f64) -> (f64, Option<(u32, u8)>) {
-        let p = self.p;
         let Some(axis) = self.cands.axis.as_ref() else {
             return (leaf, None);
         };
-        let nc = p.n_classes();
-        let mut total = vec![0u64; nc];
-        p.counts(mask, &mut total);
-        let n: u64 = total.iter().sum();
-        let mut left = vec![0u64; nc];
-        let mut right = vec![0u64; nc];
-        let label = std::mem::take(&mut self.labels);
         let mut best = leaf;
         let mut choice = None;
-        for (f, order) in axis.order.iter().enumerate() {
+        for f in 0..axis.sorted.len() {
             if self.tick() {
                 break;
             }
-            left.iter_mut().for_each(|v| *v = 0);
-            let values = &axis.values[f];
-            let mut nl = 0u64;
-            let mut last: Option<(usize, usize)> = None; // (position, row) of the last row in mask
-            for (pos, &row) in order.iter().enumerate() {
-                let row = row as usize;
-                if !words::contains(mask, row) {
-                    continue;
+            self.splits += 1;
+            if let Some((cost, rule)) = best_in_feature(self.p, axis, f, mask) {
+                if cost < best {
+                    best = cost;
+                    choice = Some((rule, 0));
                 }
-                if let Some((lp, lrow)) = last {
-                    if values[pos] > values[lp] {
-                        // Split after the previous value: rows <= it go left.
-                        for k in 0..nc {
-                            right[k] = total[k] - left[k];
-                        }
-                        let cost = p.leaf_from_counts(&left) + p.leaf_from_counts(&right);
-                        self.splits += 1;
-                        if cost < best {
-                            let rule = axis.rule_of[f][lrow];
-                            if rule != u32::MAX {
-                                best = cost;
-                                choice = Some((rule, 0));
-                            }
-                        }
-                    }
-                }
-                left[label[row] as usize] += 1;
-                nl += 1;
-                last = Some((pos, row));
             }
-            debug_assert_eq!(nl, n);
         }
-        self.labels = label;
         (best, choice)
     }
 
@@ -455,6 +683,148 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// The best single split of `mask` on feature `f` (first in increasing threshold order among
+/// equals) as `(cost, rule)`, if the feature splits `mask` at all.
+fn best_in_feature(
+    p: &Problem<'_>,
+    axis: &AxisIndex,
+    f: usize,
+    mask: &[u64],
+) -> Option<(f64, u32)> {
+    let rule_of = &axis.rule_of[f];
+    if p.n_classes() == 2
+        && p.objective == super::problem::Objective::Misclassification
+        && p.min_leaf <= 1
+    {
+        let (cost, row) = best_binary_split(&axis.sorted[f], mask, p.class(0), p.class(1))?;
+        // A duplicate rule dropped in favour of an earlier feature's twin: that feature finds
+        // the same split first.
+        let rule = rule_of[row];
+        return (rule != u32::MAX).then_some((cost as f64, rule));
+    }
+    let mut best: Option<(f64, u32)> = None;
+    sweep(p, &axis.sorted[f], mask, |cost, row| {
+        if best.is_none_or(|(b, _)| cost < b) && rule_of[row] != u32::MAX {
+            best = Some((cost, rule_of[row]));
+        }
+    });
+    best
+}
+
+/// The two-class misclassification sweep without data-dependent branches on row membership
+/// (the hot loop of the axis engine): `(errors, last left row)` of the best split.
+fn best_binary_split(
+    sorted: &[Sorted],
+    mask: &[u64],
+    class0: &[u64],
+    class1: &[u64],
+) -> Option<(u64, usize)> {
+    let t0 = words::and_count(mask, class0);
+    let t1 = words::and_count(mask, class1);
+    let (mut l0, mut l1) = (0u64, 0u64);
+    let mut prev_rank = u64::MAX; // rank of the last row in the mask (none yet: no boundary)
+    let mut prev_row = 0usize;
+    let mut best = u64::MAX;
+    let mut best_row = usize::MAX;
+    for e in sorted {
+        let row = e.row as usize;
+        let w = (mask[row / 64] >> (row % 64)) & 1;
+        let rank = u64::from(e.rank);
+        let boundary = w & u64::from(prev_rank != u64::MAX && rank > prev_rank);
+        let cost = l0.min(l1) + (t0 - l0).min(t1 - l1);
+        if boundary & u64::from(cost < best) == 1 {
+            best = cost;
+            best_row = prev_row;
+        }
+        let is1 = u64::from(e.label);
+        l1 += w & is1;
+        l0 += w & (1 - is1);
+        if w == 1 {
+            prev_rank = rank;
+            prev_row = row;
+        }
+    }
+    (best_row != usize::MAX).then_some((best, best_row))
+}
+
+/// Visits every single split of `mask` along one feature's sorted rows: `visit(cost, row)` with
+/// `row` the last row (in sorted order) on the left side.
+#[inline]
+fn sweep(p: &Problem<'_>, sorted: &[Sorted], mask: &[u64], mut visit: impl FnMut(f64, usize)) {
+    const SMALL: usize = 8;
+    let nc = p.n_classes();
+    let mut total = [0u64; SMALL];
+    let mut left = [0u64; SMALL];
+    let mut right = [0u64; SMALL];
+    if nc > SMALL {
+        return sweep_general(p, sorted, mask, visit);
+    }
+    p.counts(mask, &mut total[..nc]);
+    let n: u64 = total[..nc].iter().sum();
+    let fast = p.objective == super::problem::Objective::Misclassification && p.min_leaf <= 1;
+    let mut nl = 0u64;
+    let mut last: Option<Sorted> = None;
+    for e in sorted {
+        if !words::contains(mask, e.row as usize) {
+            continue;
+        }
+        if let Some(prev) = last {
+            if e.rank > prev.rank {
+                let cost = if fast {
+                    let ml = left[..nc].iter().copied().max().unwrap_or(0);
+                    let mut mr = 0;
+                    for c in 0..nc {
+                        mr = mr.max(total[c] - left[c]);
+                    }
+                    ((nl - ml) + (n - nl - mr)) as f64
+                } else {
+                    for c in 0..nc {
+                        right[c] = total[c] - left[c];
+                    }
+                    p.leaf_from_counts(&left[..nc]) + p.leaf_from_counts(&right[..nc])
+                };
+                visit(cost, prev.row as usize);
+            }
+        }
+        left[e.label as usize] += 1;
+        nl += 1;
+        last = Some(*e);
+    }
+}
+
+/// [`sweep`] for many classes.
+fn sweep_general(
+    p: &Problem<'_>,
+    sorted: &[Sorted],
+    mask: &[u64],
+    mut visit: impl FnMut(f64, usize),
+) {
+    let nc = p.n_classes();
+    let mut total = vec![0u64; nc];
+    p.counts(mask, &mut total);
+    let mut left = vec![0u64; nc];
+    let mut right = vec![0u64; nc];
+    let mut last: Option<Sorted> = None;
+    for e in sorted {
+        if !words::contains(mask, e.row as usize) {
+            continue;
+        }
+        if let Some(prev) = last {
+            if e.rank > prev.rank {
+                for c in 0..nc {
+                    right[c] = total[c] - left[c];
+                }
+                visit(
+                    p.leaf_from_counts(&left) + p.leaf_from_counts(&right),
+                    prev.row as usize,
+                );
+            }
+        }
+        left[e.label as usize] += 1;
+        last = Some(*e);
+    }
+}
+
 fn first_member(mask: &[u64]) -> usize {
     words::members(mask).next().unwrap_or(0)
 }
@@ -473,7 +843,11 @@ fn row_labels(p: &Problem<'_>) -> Vec<u8> {
 /// A budget of `k` splits within `h` levels allows at most `2^h − 1` splits, and `k` splits
 /// need at most `k` levels.
 fn normalise(k: usize, h: usize) -> (usize, usize) {
-    let cap = if h >= 63 { usize::MAX } else { (1usize << h) - 1 };
+    let cap = if h >= 63 {
+        usize::MAX
+    } else {
+        (1usize << h) - 1
+    };
     let k = k.min(cap);
     (k, h.min(k))
 }
@@ -514,13 +888,53 @@ pub fn solve(
     let all = words::full(n);
     let (k, h) = normalise(k, h);
     let leaf = p.leaf_cost(&all);
-    let m = cands.len();
+    let m = Engine::new(p, cands, k, budget).root_units(k, h);
+    let chunk = if m < 64 * n_jobs.max(1) {
+        1
+    } else {
+        ROOT_CHUNK
+    };
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let global = AtomicU64::new(leaf.to_bits());
     let stop = AtomicBool::new(false);
-    type Found = (f64, usize, u32, u8);
+    // (cost, unit, 0 for the warm start / 1 for the search, tree): ties go to the first unit.
+    type Found = (f64, usize, u8, RuleTree);
     let found: Mutex<Vec<Found>> = Mutex::new(Vec::new());
+    if m > 1 && k >= 2 && h >= 2 {
+        // A first bound from each feature's best single split as the root (axis rules): only a
+        // bound (ties with it are still searched), so the result does not depend on it.
+        let mut e = Engine::new(p, cands, k, budget);
+        if e.monotone {
+            let mut best = Best {
+                cost: leaf,
+                choice: None,
+            };
+            for rule in e.axis_seeds(&all) {
+                e.try_root(
+                    &all,
+                    Root::Rule(rule),
+                    k,
+                    h,
+                    0,
+                    f64::INFINITY,
+                    &mut best,
+                    (None, None),
+                );
+            }
+            if let (false, Some((rule, kl))) = (e.stopped(), best.choice) {
+                global.store(best.cost.to_bits(), Ordering::Relaxed);
+                let unit = match p.rules.shape(rule as usize) {
+                    Shape::Axis { feature, .. } => feature,
+                    Shape::Surface { .. } => 0,
+                };
+                let tree = e.expand(&all, rule as usize, kl as usize, k, h);
+                if let Ok(mut v) = found.lock() {
+                    v.push((best.cost, unit, 0, tree));
+                }
+            }
+        }
+    }
     let totals = Mutex::new((0u64, 0u64, 0usize));
     let trivial = k == 0 || leaf == 0.0 || (n as u64) < 2 * p.min_leaf.max(1);
     if !trivial {
@@ -531,14 +945,14 @@ pub fn solve(
                     let mut best = leaf;
                     let mut mine: Option<Found> = None;
                     loop {
-                        let start = next.fetch_add(ROOT_CHUNK as u64, Ordering::Relaxed) as usize;
+                        let start = next.fetch_add(chunk as u64, Ordering::Relaxed) as usize;
                         if start >= m || stop.load(Ordering::Relaxed) {
                             break;
                         }
-                        let end = (start + ROOT_CHUNK).min(m);
+                        let end = (start + chunk).min(m);
                         for c in start..end {
                             let g = f64::from_bits(global.load(Ordering::Relaxed));
-                            let ub = best.min(g.next_up());
+                            let ub = best.min(super::problem::next_up(g));
                             let (cost, choice) = if k == 1 || h == 1 {
                                 let (cost, choice) = e.best_split_range(&all, leaf, c..c + 1);
                                 (cost, choice)
@@ -552,7 +966,9 @@ pub fn solve(
                             if let Some((rule, kl)) = choice {
                                 if cost < ub {
                                     best = cost;
-                                    mine = Some((cost, c, rule, kl));
+                                    // Built now, from this thread's memo (exact below the root).
+                                    let tree = e.expand(&all, rule as usize, kl as usize, k, h);
+                                    mine = Some((cost, c, 1, tree));
                                     global.fetch_min(cost.to_bits(), Ordering::Relaxed);
                                 }
                             }
@@ -593,14 +1009,10 @@ pub fn solve(
         .into_inner()
         .unwrap_or_default()
         .into_iter()
-        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.3.cmp(&b.3)));
+        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     let (tree, cost) = match winner {
         None => (RuleTree::Leaf, leaf),
-        Some((cost, _, rule, kl)) => {
-            let unlimited = Budget::unlimited();
-            let mut e = Engine::new(p, cands, k, &unlimited);
-            (e.expand(&all, rule as usize, kl as usize, k, h), cost)
-        }
+        Some((cost, _, _, tree)) => (tree, cost),
     };
     let (subproblems, splits, memory) = totals.into_inner().unwrap_or_default();
     TopDownResult {
@@ -611,7 +1023,7 @@ pub fn solve(
         } else {
             Status::Optimal
         },
-        candidates: m as u64,
+        candidates: cands.len() as u64,
         subproblems,
         splits,
         memory,

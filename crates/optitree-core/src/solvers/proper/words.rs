@@ -29,7 +29,10 @@ pub fn popcount(w: &[u64]) -> u64 {
 /// `|a ∩ b|`.
 #[inline]
 pub fn and_count(a: &[u64], b: &[u64]) -> u64 {
-    a.iter().zip(b).map(|(x, y)| u64::from((x & y).count_ones())).sum()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| u64::from((x & y).count_ones()))
+        .sum()
 }
 
 /// `|a ∩ b ∩ c|`.
