@@ -28,6 +28,45 @@ def fit_stump(
     sample_weight: npt.NDArray[np.float64] | None = None,
     time_limit: float | None = None,
 ) -> dict[str, Any]: ...
+def fit_maptree(
+    codes: npt.NDArray[np.int64],
+    labels: npt.NDArray[np.int64],
+    alpha: float,
+    beta: float,
+    rho: list[float],
+    *,
+    n_classes: int | None = None,
+    max_expansions: int | None = None,
+    time_limit: float | None = None,
+    memory_limit: int | None = None,
+    progress: Any = None,
+    fast: bool = False,
+) -> dict[str, Any]: ...
+def fit_proper(
+    x: npt.NDArray[np.float64],
+    labels: npt.NDArray[np.int64],
+    n_classes: int,
+    n_splits: int,
+    *,
+    rule: str = "axis",
+    degree: int = 2,
+    side_assignment: str = "all",
+    exactly: bool = False,
+    objective: str = "misclassification",
+    max_depth: int | None = None,
+    min_samples_leaf: int = 1,
+    n_jobs: int = 1,
+    engine: str = "auto",
+    time_limit: float | None = None,
+    refuse_above_seconds: float | None = None,
+    progress: Any = None,
+) -> dict[str, Any]: ...
+def proper_candidate_rules(
+    x: npt.NDArray[np.float64],
+    rule: str = "axis",
+    degree: int = 2,
+    side_assignment: str = "all",
+) -> tuple[npt.NDArray[np.bool_], list[list[int]]]: ...
 def status_names() -> list[str]: ...
 def _spin(time_limit: float | None = None, node_limit: int | None = None) -> tuple[str, int]: ...
 def fit_branches(

@@ -322,6 +322,87 @@ _MAPTREE_OPTIONS = (
     ),
 )
 
+
+def _proper(**params: Any) -> Any:
+    from optitree import ProperTreeClassifier
+
+    return ProperTreeClassifier(**params)
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    """argparse type: one of ``allowed``."""
+
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(
+                f"expected one of {', '.join(repr(a) for a in allowed)}, got {text!r}"
+            )
+        return text
+
+    return parse
+
+
+def _yes_no(text: str) -> bool:
+    """argparse type: yes/no, true/false or 1/0."""
+    value = text.strip().lower()
+    if value in ("yes", "true", "1"):
+        return True
+    if value in ("no", "false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
+
+
+def _n_jobs(text: str) -> int:
+    """argparse type: a thread count >= 1, or -1 for all cores."""
+    return _parse(text, int, "an integer", lambda v: v >= 1 or v == -1, "an integer >= 1 or -1")
+
+
+_PROPER_OPTIONS = (
+    _TIME_LIMIT,
+    _BRANCHES_OPTIONS[2],  # --max-depth
+    _BRANCHES_OPTIONS[3],  # --min-samples-leaf
+    AlgorithmOption("--n-splits", "n_splits", positive_int, "number of splits K (default 2)", "K"),
+    AlgorithmOption(
+        "--rule",
+        "rule",
+        _choice("axis", "hyperplane", "polynomial", "mixed"),
+        "candidate rules: axis (default), hyperplane, polynomial or mixed",
+        "R",
+    ),
+    AlgorithmOption(
+        "--degree", "degree", positive_int, "degree of polynomial rules (default 2)", "M"
+    ),
+    AlgorithmOption(
+        "--exactly",
+        "exactly",
+        _yes_no,
+        "yes: exactly K splits (the paper's problem); no (default): at most K",
+        "yes|no",
+    ),
+    AlgorithmOption(
+        "--objective",
+        "objective",
+        _choice("misclassification", "gini", "entropy"),
+        "training loss: misclassification (default), gini or entropy",
+        "L",
+    ),
+    AlgorithmOption("--n-jobs", "n_jobs", _n_jobs, "threads, -1 for all cores (default 1)", "N"),
+    AlgorithmOption(
+        "--side-assignment",
+        "side_assignment",
+        _choice("all", "closed"),
+        "sides of a surface's defining rows: all (default, complete) or closed",
+        "S",
+    ),
+    AlgorithmOption(
+        "--engine",
+        "engine",
+        _choice("auto", "topdown", "combinations"),
+        "auto (default), topdown or combinations (the paper's enumeration)",
+        "E",
+    ),
+)
+
 #: ``--algorithm`` name -> how to build it and its options. A solver joins the command line by
 #: adding one entry here.
 ALGORITHMS: dict[str, Algorithm] = {
@@ -336,6 +417,12 @@ ALGORITHMS: dict[str, Algorithm] = {
         "or with a gap",
         _maptree,
         _MAPTREE_OPTIONS,
+    ),
+    "proper": Algorithm(
+        "provably optimal proper tree with K axis, hyperplane or polynomial splits (He & "
+        "Little); numeric columns",
+        _proper,
+        _PROPER_OPTIONS,
     ),
     "stump": Algorithm(
         "the most accurate tree with at most one split (multiway on categorical columns)",

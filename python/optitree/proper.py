@@ -242,7 +242,9 @@ class ProperTreeClassifier(BaseTreeClassifier):
         return self
 
 
-def _rescored_loss(tree: Tree, X: np.ndarray, y: np.ndarray, n_classes: int, objective: str) -> float:
+def _rescored_loss(
+    tree: Tree, X: np.ndarray, y: np.ndarray, n_classes: int, objective: str
+) -> float:
     """The tree's training loss from routing every row: shares no code with the search."""
     leaves = tree.apply(X)
     loss = 0.0
