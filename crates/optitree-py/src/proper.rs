@@ -146,7 +146,7 @@ pub fn proper_candidate_rules<'py>(
 ) -> PyResult<CandidateRules<'py>> {
     let pts = points(&x)?;
     let spec = rule_spec(rule, degree, side_assignment)?;
-    let mut set = proper::rules::generate(&pts, spec, &Budget::unlimited()).into_py()?;
+    let mut set = proper::rules::generate(&pts, spec, false, &Budget::unlimited()).into_py()?;
     proper::rules::remove_duplicates(&mut set);
     let n = pts.n_rows();
     let mut plus = numpy::ndarray::Array2::<bool>::from_elem((set.len(), n), false);

@@ -117,7 +117,11 @@ const MAX_RULE_BYTES: f64 = 6.0 * (1u64 << 30) as f64;
 
 /// Estimates the rules and the worst-case search steps of `config` on `n` rows and `d` features.
 pub fn estimate(n: usize, d: usize, n_classes: usize, config: &ProperConfig) -> WorkEstimate {
-    let rules = rules::count(n, d, config.rules);
+    let mut rules = rules::count(n, d, config.rules);
+    if config.n_splits == 1 || config.max_depth == Some(1) {
+        // One rule per partition is kept (Cover's count of separable partitions bounds them).
+        rules = rules.min(rules::partition_count(n, d, config.rules));
+    }
     let words = n.div_ceil(64) as f64;
     let def = match config.rules.family {
         Family::Axis => 1.0,
@@ -273,11 +277,14 @@ pub fn solve(
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<ProperSolution>> {
     check_config(points, n_classes, labels, config)?;
-    let mut rule_set = rules::generate(points, config.rules, budget)?;
+    // One split: a rule counts only through its partition, so keep one rule per partition.
+    let one_split = config.n_splits == 1 || config.max_depth == Some(1);
+    let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;
     let generated = rule_set.len();
     if !(config.exactly && config.min_samples_leaf == 0) {
         rules::remove_duplicates(&mut rule_set);
     }
+    let before_thinning = rule_set.len();
     if let Some(status) = budget.check(0, rule_set.heap_bytes()) {
         // Stopped while generating: no search ran; the single leaf is what we have.
         let problem = Problem::new(&rule_set, labels, n_classes, config.objective, 0);
@@ -303,10 +310,7 @@ pub fn solve(
     }
     let mut stats = Stats::new();
     stats.set_count("candidate_rules", rule_set.len() as u64);
-    stats.set_count(
-        "rules_thinned",
-        (generated - rule_set.len()) as u64 - rule_set.duplicates,
-    );
+    stats.set_count("rules_thinned", (before_thinning - rule_set.len()) as u64);
     stats.set_count("duplicate_rules", rule_set.duplicates);
     stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
     let problem = Problem::new(&rule_set, labels, n_classes, config.objective, min_leaf);
@@ -337,7 +341,7 @@ pub fn solve(
             (tree, res.status.unwrap_or(Status::Optimal))
         }
         _ => {
-            let cands = topdown::Candidates::new(&problem, points);
+            let cands = topdown::Candidates::new(&problem, points, one_split);
             let h = config.max_depth.map_or(usize::MAX, |d| d as usize);
             let res = topdown::solve(
                 &problem,

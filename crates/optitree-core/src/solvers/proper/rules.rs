@@ -126,6 +126,51 @@ pub struct RuleSet {
     pub rank_deficient: u64,
     /// Exact duplicates (same side, same defining points) removed.
     pub duplicates: u64,
+    /// When set, only the first rule of each partition of the rows is kept (see [`generate`]).
+    partitions: Option<Partitions>,
+}
+
+/// The partitions seen so far, each as the side that holds row 0.
+#[derive(Debug, Clone)]
+enum Partitions {
+    /// Up to 64 rows: one word per partition.
+    Word(HashSet<u64>),
+    Words(HashSet<Vec<u64>>),
+}
+
+impl Partitions {
+    /// Records the partition of `side`; `false` if it was already there.
+    fn insert(&mut self, side: &[u64], n_rows: usize) -> bool {
+        let flip = !words::contains(side, 0);
+        match self {
+            Partitions::Word(set) => {
+                let w = if flip {
+                    !side[0] & low_bits(n_rows)
+                } else {
+                    side[0]
+                };
+                set.insert(w)
+            }
+            Partitions::Words(set) => {
+                let mut key = side.to_vec();
+                if flip {
+                    for (k, w) in key.iter_mut().enumerate() {
+                        *w = !*w & low_bits(n_rows.saturating_sub(64 * k).min(64));
+                    }
+                }
+                set.insert(key)
+            }
+        }
+    }
+}
+
+/// A word with the lowest `n` (≤ 64) bits set.
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
 }
 
 impl RuleSet {
@@ -139,6 +184,7 @@ impl RuleSet {
             shapes: Vec::new(),
             rank_deficient: 0,
             duplicates: 0,
+            partitions: None,
         }
     }
 
@@ -165,6 +211,12 @@ impl RuleSet {
     }
 
     fn push(&mut self, plus: &[u64], defining: &[u32], shape: Shape) {
+        if let Some(seen) = self.partitions.as_mut() {
+            if !seen.insert(plus, self.n_rows) {
+                self.duplicates += 1;
+                return;
+            }
+        }
         self.plus.extend_from_slice(plus);
         self.defining.extend_from_slice(defining);
         self.def_ptr.push(self.defining.len());
@@ -505,11 +557,53 @@ pub fn count(n: usize, d: usize, spec: RuleSpec) -> f64 {
     }
 }
 
+/// At most how many partitions (up to swapping sides) `spec` can make of `n` rows in general
+/// position: `N·D` thresholds, and Cover's `Σ_{k<=G} C(n−1, k)` per surface family.
+pub fn partition_count(n: usize, d: usize, spec: RuleSpec) -> f64 {
+    let cover = |degree: u32| {
+        let g = surface_points(d, degree);
+        (0..=g)
+            .map(|k| binomial(n.saturating_sub(1), k))
+            .sum::<f64>()
+    };
+    match spec.family {
+        Family::Axis => (n * d) as f64,
+        Family::Hyperplane => cover(1),
+        Family::Polynomial => cover(spec.degree),
+        Family::Mixed => {
+            (n * d) as f64
+                + cover(1)
+                + if spec.degree >= 2 {
+                    cover(spec.degree)
+                } else {
+                    0.0
+                }
+        }
+    }
+}
+
 /// Generates the candidate rules in a fixed order: axis rules feature-major, then surfaces by
 /// lexicographic defining subset and assignment. Rank-deficient subsets are skipped. Stops early
 /// (returning what it has) when the budget says so. See [`remove_duplicates`].
-pub fn generate(points: &Points, spec: RuleSpec, budget: &Budget) -> Result<RuleSet> {
+///
+/// With `distinct_partitions`, only the first rule of each partition of the rows (up to swapping
+/// sides) is kept, as it is generated: enough for trees of one split, where a rule is judged by
+/// its partition alone, and it keeps memory at the number of partitions (Cover's count) rather
+/// than the number of rules.
+pub fn generate(
+    points: &Points,
+    spec: RuleSpec,
+    distinct_partitions: bool,
+    budget: &Budget,
+) -> Result<RuleSet> {
     let mut set = RuleSet::new(points.n_rows());
+    if distinct_partitions {
+        set.partitions = Some(if set.n_words <= 1 {
+            Partitions::Word(HashSet::new())
+        } else {
+            Partitions::Words(HashSet::new())
+        });
+    }
     let d = points.n_features();
     if matches!(spec.family, Family::Axis | Family::Mixed) {
         axis_rules(points, &mut set);
@@ -526,17 +620,24 @@ pub fn generate(points: &Points, spec: RuleSpec, budget: &Budget) -> Result<Rule
         surface_rules(points, spec.degree, spec.sides, &mut set, budget);
     }
     let _ = d;
+    set.partitions = None;
     Ok(set)
 }
 
 /// Removes exact duplicates (same side and same defining points), keeping the first. They are
 /// interchangeable except as the degenerate padding split below their twin, which only exactly-K
 /// trees with empty leaves allowed can use.
+///
+/// Only rules with one defining row can repeat: surfaces through different rows differ in their
+/// defining rows, and the assignments of one surface differ in their sides.
 pub fn remove_duplicates(set: &mut RuleSet) {
     let mut seen: HashSet<(Vec<u64>, Vec<u32>)> = HashSet::new();
     let mut dropped = 0;
     let mut keep = vec![true; set.len()];
     for (r, k) in keep.iter_mut().enumerate() {
+        if set.defining(r).len() > 1 {
+            continue;
+        }
         let mut def = set.defining(r).to_vec();
         def.sort_unstable();
         if !seen.insert((set.plus(r).to_vec(), def)) {

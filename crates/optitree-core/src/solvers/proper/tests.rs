@@ -117,7 +117,8 @@ fn labels(rng: &mut SplitMix, n: usize, classes: usize) -> Vec<u32> {
 fn t1_sorted_thresholds_give_catalan_trees_and_3_to_the_k_calls() {
     for k in 1..=6usize {
         let points = Points::new(k, 1, (0..k).map(|i| i as f64).collect()).unwrap();
-        let set = rules::generate(&points, spec(Family::Axis), &Budget::unlimited()).unwrap();
+        let set =
+            rules::generate(&points, spec(Family::Axis), false, &Budget::unlimited()).unwrap();
         assert_eq!(set.len(), k);
         let catalan = [1, 2, 5, 14, 42, 132][k - 1];
         let all: Vec<usize> = (0..k).collect();
@@ -160,7 +161,13 @@ fn t3_decoding_the_level_order_gives_the_tree_back() {
     let mut rng = SplitMix::new(3);
     for _ in 0..40 {
         let points = random_points(&mut rng, 8, 2);
-        let set = rules::generate(&points, spec(Family::Hyperplane), &Budget::unlimited()).unwrap();
+        let set = rules::generate(
+            &points,
+            spec(Family::Hyperplane),
+            false,
+            &Budget::unlimited(),
+        )
+        .unwrap();
         for k in 2..=4 {
             let rs: Vec<usize> = (0..k).map(|_| rng.below(set.len())).collect();
             let distinct: HashSet<_> = rs.iter().collect();
@@ -200,7 +207,13 @@ fn t6_all_side_assignments_give_every_separable_dichotomy() {
     for (n, d, expected) in [(5, 2, 11), (7, 2, 22), (8, 2, 29), (7, 3, 42), (8, 3, 64)] {
         let mut rng = SplitMix::new(60 + n as u64 + d as u64);
         let points = random_points(&mut rng, n, d);
-        let set = rules::generate(&points, spec(Family::Hyperplane), &Budget::unlimited()).unwrap();
+        let set = rules::generate(
+            &points,
+            spec(Family::Hyperplane),
+            false,
+            &Budget::unlimited(),
+        )
+        .unwrap();
         let mut found = dichotomies(&set);
         found.insert(words::full(n));
         assert_eq!(found.len(), expected, "N={n} D={d}");
@@ -217,8 +230,14 @@ fn t6_closed_convention_misses_dichotomies_in_three_dimensions() {
             sides: Sides::Closed,
             ..spec(Family::Hyperplane)
         };
-        let all = rules::generate(&points, spec(Family::Hyperplane), &Budget::unlimited()).unwrap();
-        let some = rules::generate(&points, closed, &Budget::unlimited()).unwrap();
+        let all = rules::generate(
+            &points,
+            spec(Family::Hyperplane),
+            false,
+            &Budget::unlimited(),
+        )
+        .unwrap();
+        let some = rules::generate(&points, closed, false, &Budget::unlimited()).unwrap();
         if dichotomies(&some).len() < dichotomies(&all).len() {
             missed += 1;
         }
@@ -240,7 +259,7 @@ fn every_rule_test_reproduces_its_side() {
         (Points::new(16, 2, grid).unwrap(), spec(Family::Mixed)),
     ];
     for (points, s) in sets {
-        let set = rules::generate(&points, s, &Budget::unlimited()).unwrap();
+        let set = rules::generate(&points, s, false, &Budget::unlimited()).unwrap();
         assert!(!set.is_empty());
         for r in 0..set.len() {
             set.test(&points, r).unwrap();
@@ -278,7 +297,7 @@ fn t4_t5_engines_match_brute_force() {
         let points = random_points(&mut rng, n, 2);
         let classes = 2 + rng.below(2);
         let y = labels(&mut rng, n, classes);
-        let mut set = rules::generate(&points, spec(family), &Budget::unlimited()).unwrap();
+        let mut set = rules::generate(&points, spec(family), false, &Budget::unlimited()).unwrap();
         if set.len() > 14 {
             // Keep the brute force small: a random sublist, order kept.
             let keep: HashSet<usize> = (0..14).map(|_| rng.below(set.len())).collect();
@@ -309,7 +328,7 @@ fn t4_t5_engines_match_brute_force() {
                 "case {case}: combos exactly={exactly} {got} vs {want}"
             );
         }
-        let cands = topdown::Candidates::new(&p, &points);
+        let cands = topdown::Candidates::new(&p, &points, false);
         let h = if depth == u32::MAX {
             usize::MAX
         } else {
@@ -423,7 +442,8 @@ fn t8_wrong_data_mutant_disagrees_somewhere() {
     for _ in 0..400 {
         let points = random_points(&mut rng, 10, 2);
         let y = labels(&mut rng, 10, 2);
-        let set = rules::generate(&points, spec(Family::Axis), &Budget::unlimited()).unwrap();
+        let set =
+            rules::generate(&points, spec(Family::Axis), false, &Budget::unlimited()).unwrap();
         let p = Problem::new(&set, &y, 2, Objective::Misclassification, 0);
         let rs: Vec<usize> = (0..3).map(|_| rng.below(set.len())).collect();
         if rs.iter().collect::<HashSet<_>>().len() < 3 {
@@ -469,4 +489,32 @@ fn time_limit_returns_the_best_tree_so_far() {
     let budget = Budget::new(Some(0.2), None, None, Default::default()).unwrap();
     let out = super::solve(&points, &y, 2, &cfg, &budget, None).unwrap();
     assert_eq!(out.status.as_str(), "time_limit");
+}
+
+#[test]
+fn one_split_keeps_one_rule_per_partition_without_changing_the_optimum() {
+    let mut rng = SplitMix::new(71);
+    for case in 0..30 {
+        let family = [Family::Hyperplane, Family::Polynomial, Family::Mixed][case % 3];
+        let n = 7 + rng.below(4);
+        let points = random_points(&mut rng, n, 2);
+        let y = labels(&mut rng, n, 2);
+        let full = rules::generate(&points, spec(family), false, &Budget::unlimited()).unwrap();
+        let distinct = rules::generate(&points, spec(family), true, &Budget::unlimited()).unwrap();
+        assert!(distinct.len() < full.len());
+        assert_eq!(dichotomies(&distinct), dichotomies(&full));
+        let p = Problem::new(&full, &y, 2, Objective::Misclassification, 1);
+        let want = brute_force(&p, 1, u32::MAX).min(p.leaf_cost(&words::full(n)));
+        for exactly in [false, true] {
+            let cfg = ProperConfig {
+                rules: spec(family),
+                min_samples_leaf: 1,
+                ..config(1, exactly, EngineChoice::Auto)
+            };
+            let out = super::solve(&points, &y, 2, &cfg, &Budget::unlimited(), None).unwrap();
+            let exact_one = brute_force(&p, 1, u32::MAX);
+            let expected = if exactly { exact_one } else { want };
+            assert!(close(out.solution.cost, expected), "case {case}");
+        }
+    }
 }

@@ -53,7 +53,8 @@ struct Sorted {
 
 impl Candidates {
     /// Groups the rules of `p` by partition; rules that leave every row on one side are dropped.
-    pub fn new(p: &Problem<'_>, points: &super::rules::Points) -> Candidates {
+    /// `distinct`: the rules already make distinct partitions (one candidate each).
+    pub fn new(p: &Problem<'_>, points: &super::rules::Points, distinct: bool) -> Candidates {
         let rules = p.rules;
         let n = rules.n_rows();
         let full = words::full(n);
@@ -64,6 +65,10 @@ impl Candidates {
             let side = rules.plus(r);
             let left = words::popcount(side);
             if left == 0 || left == n as u64 {
+                continue;
+            }
+            if distinct {
+                groups.push(vec![r as u32]);
                 continue;
             }
             if words::contains(side, 0) {
@@ -191,6 +196,10 @@ type Around<'b> = (Option<&'b SideBounds>, Option<&'b SideBounds>);
 struct SideBounds {
     left: Vec<f64>,
     right: Vec<f64>,
+    /// For axis rules, per feature: a lower bound on (or the value of) the best of the leaf and
+    /// the splits on that feature alone, of each side (empty when not computed).
+    left_feat: Vec<f64>,
+    right_feat: Vec<f64>,
     /// Rows on the left side.
     n_left: u64,
 }
@@ -514,6 +523,8 @@ impl<'a> Engine<'a> {
         let mut bounds = SideBounds {
             left: vec![0.0; k],
             right: vec![0.0; k],
+            left_feat: Vec::new(),
+            right_feat: Vec::new(),
             n_left: words::popcount(&self.scratch[li]),
         };
         bounds.left[0] = f_left;
@@ -531,6 +542,22 @@ impl<'a> Engine<'a> {
                 if integral {
                     bounds.left[j] = bounds.left[j].max(b.left[j] - (b.n_left - n) as f64);
                 }
+            }
+        }
+        // Budgets that leave a side one split (within the depth left) are the sweep's T1.
+        let one_split = |j: usize| j >= 1 && normalise(j, h - 1).0 == 1;
+        let per_feature = self.monotone && (1..k).any(one_split);
+        if per_feature {
+            bounds.left_feat = self.feature_bounds(true, n, around);
+            bounds.right_feat = self.feature_bounds(false, n, around);
+            let low = |v: &[f64], leaf: f64| v.iter().copied().fold(leaf, f64::min);
+            let (bl, br) = (
+                low(&bounds.left_feat, f_left),
+                low(&bounds.right_feat, f_right),
+            );
+            for j in (1..k).filter(|&j| one_split(j)) {
+                bounds.left[j] = bounds.left[j].max(bl);
+                bounds.right[j] = bounds.right[j].max(br);
             }
         }
         // Lower bound of each budget split: a side with splits left costs at least 0.
@@ -564,7 +591,11 @@ impl<'a> Engine<'a> {
                 } else {
                     bound
                 };
-                let v = self.solve(&m, kl, h - 1, level + 1, sub);
+                let v = if per_feature && one_split(kl) {
+                    self.one_split_bounded(&m, f_left, &mut bounds.left_feat, sub)
+                } else {
+                    self.solve(&m, kl, h - 1, level + 1, sub)
+                };
                 bounds.left[kl] = if v < sub { v } else { sub.max(0.0) };
                 v
             };
@@ -576,7 +607,11 @@ impl<'a> Engine<'a> {
             } else {
                 let m = self.scratch[ri].clone();
                 let sub = if integral { bound - left } else { bound };
-                let v = self.solve(&m, kr, h - 1, level + 1, sub);
+                let v = if per_feature && one_split(kr) {
+                    self.one_split_bounded(&m, f_right, &mut bounds.right_feat, sub)
+                } else {
+                    self.solve(&m, kr, h - 1, level + 1, sub)
+                };
                 bounds.right[kr] = if v < sub { v } else { sub.max(0.0) };
                 v
             };
@@ -591,6 +626,58 @@ impl<'a> Engine<'a> {
             }
         }
         Some(bounds)
+    }
+
+    /// Per feature, a lower bound on a side's best one-split tree on that feature alone, from the
+    /// neighbouring thresholds' values: monotone in the rows, and for misclassification moving by
+    /// at most one per row that changes side. `n` is this root's left-side size.
+    fn feature_bounds(&self, left_side: bool, n: u64, around: Around<'_>) -> Vec<f64> {
+        let nf = self.cands.axis.as_ref().map_or(0, |a| a.sorted.len());
+        let integral = self.p.objective.integral();
+        let mut v = vec![0.0; nf];
+        let mut raise = |src: &[f64], minus: f64| {
+            for (x, s) in v.iter_mut().zip(src) {
+                *x = f64::max(*x, s - minus);
+            }
+        };
+        if let Some(a) = around.0 {
+            if left_side {
+                raise(&a.left_feat, 0.0);
+            } else if integral {
+                raise(&a.right_feat, (n - a.n_left) as f64);
+            }
+        }
+        if let Some(b) = around.1 {
+            if !left_side {
+                raise(&b.right_feat, 0.0);
+            } else if integral {
+                raise(&b.left_feat, (b.n_left - n) as f64);
+            }
+        }
+        v
+    }
+
+    /// The best tree with at most one split of `mask` (axis rules): exact when below `cut`,
+    /// otherwise some value `>= cut`. Features are swept in increasing order of their lower
+    /// bounds `feat` until the next bound cannot win; `feat` then holds each feature's value
+    /// (swept) or its bound (skipped).
+    fn one_split_bounded(&mut self, mask: &[u64], leaf: f64, feat: &mut [f64], cut: f64) -> f64 {
+        let Some(axis) = self.cands.axis.as_ref() else {
+            return leaf;
+        };
+        let mut order: Vec<usize> = (0..feat.len()).collect();
+        order.sort_by(|&a, &b| feat[a].total_cmp(&feat[b]));
+        let mut best = leaf;
+        for g in order {
+            if feat[g] >= best.min(cut) {
+                break;
+            }
+            self.splits += 1;
+            let split = best_in_feature(self.p, axis, g, mask).map_or(f64::INFINITY, |c| c.0);
+            feat[g] = split.min(leaf);
+            best = best.min(feat[g]);
+        }
+        best
     }
 
     /// The best single split of `mask` (or the leaf).
