@@ -73,7 +73,14 @@ pub fn null_vector(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
 }
 
 /// Solves the square system `a · u = rhs`, or `None` when `a` is (numerically) singular.
-pub fn solve(mut a: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
+#[cfg(test)]
+pub fn solve(a: Vec<Vec<f64>>, rhs: Vec<f64>) -> Option<Vec<f64>> {
+    solve_many(a, vec![rhs]).map(|mut u| u.swap_remove(0))
+}
+
+/// Solves `a · u_j = rhs_j` for every right-hand side with one elimination, or `None` when `a`
+/// is (numerically) singular.
+pub fn solve_many(mut a: Vec<Vec<f64>>, mut rhs: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
     let n = a.len();
     let scale = scale_columns(&mut a, n);
     for k in 0..n {
@@ -82,7 +89,9 @@ pub fn solve(mut a: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(k, pi);
-        rhs.swap(k, pi);
+        for r in rhs.iter_mut() {
+            r.swap(k, pi);
+        }
         for i in k + 1..n {
             let f = a[i][k] / a[k][k];
             if f != 0.0 {
@@ -90,17 +99,26 @@ pub fn solve(mut a: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
                 for (x, y) in bottom[0][k..].iter_mut().zip(&top[k][k..]) {
                     *x -= f * y;
                 }
-                rhs[i] -= f * rhs[k];
+                for r in rhs.iter_mut() {
+                    r[i] -= f * r[k];
+                }
             }
         }
     }
-    let mut u = vec![0.0; n];
-    for k in (0..n).rev() {
-        let s: f64 = (k + 1..n).map(|j| a[k][j] * u[j]).sum();
-        u[k] = (rhs[k] - s) / a[k][k];
+    let mut out = Vec::with_capacity(rhs.len());
+    for r in &rhs {
+        let mut u = vec![0.0; n];
+        for k in (0..n).rev() {
+            let s: f64 = (k + 1..n).map(|j| a[k][j] * u[j]).sum();
+            u[k] = (r[k] - s) / a[k][k];
+        }
+        let u: Vec<f64> = u.iter().zip(&scale).map(|(v, s)| v / s).collect();
+        if !u.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        out.push(u);
     }
-    let out: Vec<f64> = u.iter().zip(&scale).map(|(v, s)| v / s).collect();
-    out.iter().all(|v| v.is_finite()).then_some(out)
+    Some(out)
 }
 
 #[cfg(test)]

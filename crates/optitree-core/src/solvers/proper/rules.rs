@@ -437,12 +437,16 @@ impl Plane {
         let mut r = self.w.clone();
         r.push(0.0);
         a.push(r);
+        let units: Vec<Vec<f64>> = (0..g)
+            .map(|j| {
+                let mut rhs = vec![0.0; g + 1];
+                rhs[j] = 1.0;
+                rhs
+            })
+            .collect();
         let mut v = Vec::with_capacity(g);
         let mut c = Vec::with_capacity(g);
-        for j in 0..g {
-            let mut rhs = vec![0.0; g + 1];
-            rhs[j] = 1.0;
-            let vc = linalg::solve(a.clone(), rhs)?;
+        for vc in linalg::solve_many(a, units)? {
             c.push(vc[g]);
             v.push(vc[..g].to_vec());
         }
