@@ -229,6 +229,9 @@ fn check_config(
             config.rules.degree
         );
     }
+    if config.exactly && !counting_allows(points.n_rows(), config) {
+        return Ok(()); // infeasible by counting: answered at once, nothing to refuse
+    }
     let est = estimate(points.n_rows(), points.n_features(), n_classes, config);
     if est.rule_bytes > MAX_RULE_BYTES {
         return param_err!(
@@ -267,6 +270,17 @@ fn human_seconds(s: f64) -> String {
     }
 }
 
+/// Whether exactly `n_splits` splits can fit at all: within `max_depth` levels (at most
+/// `2^depth − 1` splits), and with `n_splits + 1` leaves of `min_samples_leaf` rows each.
+fn counting_allows(n_rows: usize, config: &ProperConfig) -> bool {
+    let k = config.n_splits as u128;
+    let depth_ok = match config.max_depth {
+        Some(d) if d < 64 => k < (1u128 << d),
+        _ => true,
+    };
+    depth_ok && (k + 1) * u128::from(config.min_samples_leaf) <= n_rows as u128
+}
+
 /// Finds the best proper tree. Labels are class codes in `0..n_classes`.
 pub fn solve(
     points: &Points,
@@ -277,6 +291,11 @@ pub fn solve(
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<ProperSolution>> {
     check_config(points, n_classes, labels, config)?;
+    if config.exactly && !counting_allows(points.n_rows(), config) {
+        let empty = RuleSet::from_parts(points.n_rows(), &[]);
+        let problem = Problem::new(&empty, labels, n_classes, config.objective, 0);
+        return infeasible(points, &problem, Status::Optimal, Stats::new(), budget);
+    }
     // One split: a rule counts only through its partition, so keep one rule per partition.
     let one_split = config.n_splits == 1 || config.max_depth == Some(1);
     let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;

@@ -20,8 +20,13 @@ pub enum Objective {
 }
 
 impl Objective {
-    /// The loss of a leaf with these class counts.
+    /// The loss of a leaf with these class counts (never `-0.0`: a pure leaf's entropy sums
+    /// `-c·ln 1`, and costs are compared by their bits).
     pub fn leaf(self, counts: &[u64]) -> f64 {
+        self.signed_leaf(counts) + 0.0
+    }
+
+    fn signed_leaf(self, counts: &[u64]) -> f64 {
         let n: u64 = counts.iter().sum();
         if n == 0 {
             return 0.0;

@@ -128,15 +128,6 @@ impl AxisIndex {
     fn new(p: &Problem<'_>, points: &super::rules::Points) -> AxisIndex {
         let n = points.n_rows();
         let d = points.n_features();
-        let mut rule_of = vec![vec![u32::MAX; n]; d];
-        for r in 0..p.rules.len() {
-            if let Shape::Axis { feature, .. } = p.rules.shape(r) {
-                let row = p.rules.defining(r)[0] as usize;
-                if rule_of[feature][row] == u32::MAX {
-                    rule_of[feature][row] = r as u32;
-                }
-            }
-        }
         let mut order = Vec::with_capacity(d);
         let mut values: Vec<Vec<f64>> = Vec::with_capacity(d);
         for f in 0..d {
@@ -144,6 +135,34 @@ impl AxisIndex {
             o.sort_by(|&a, &b| points.row(a as usize)[f].total_cmp(&points.row(b as usize)[f]));
             values.push(o.iter().map(|&i| points.row(i as usize)[f]).collect());
             order.push(o);
+        }
+        // The rule of each (feature, row): the threshold at the row's value, or the rule kept for
+        // the same side and defining row when this one was removed as its exact duplicate (so a
+        // sweep never loses a split); `u32::MAX` for rules thinned away (never usable).
+        let mut by_side: HashMap<(&[u64], u32), u32> = HashMap::new();
+        for r in 0..p.rules.len() {
+            if let [row] = p.rules.defining(r) {
+                by_side.entry((p.rules.plus(r), *row)).or_insert(r as u32);
+            }
+        }
+        let mut rule_of = vec![vec![u32::MAX; n]; d];
+        let mut side = vec![0u64; p.n_words()];
+        for f in 0..d {
+            side.iter_mut().for_each(|w| *w = 0);
+            let mut k = 0;
+            while k < n {
+                let v = values[f][k];
+                let start = k;
+                while k < n && values[f][k] == v {
+                    words::insert(&mut side, order[f][k] as usize);
+                    k += 1;
+                }
+                for &row in &order[f][start..k] {
+                    if let Some(&r) = by_side.get(&(side.as_slice(), row)) {
+                        rule_of[f][row as usize] = r;
+                    }
+                }
+            }
         }
         let labels = row_labels(p);
         let sorted = order
