@@ -5,12 +5,14 @@
 //! - [`rules`]: candidate generators (axis, hyperplane, polynomial, mixed) and their tests;
 //! - [`problem`]: the leaf objective, the constraints and the ancestry relation;
 //! - [`combos`]: the paper's engine, `sodt` over every K-combination (exact K, or every k ≤ K);
-//! - [`topdown`]: the memoised (rows, k, h) engine of spec §3.11 (at most K; the default).
+//! - [`topdown`]: the memoised (rows, k, h) engine of spec §3.11 (at most K; the default);
+//! - [`generic`]: the recursion with a pluggable `splits` (decision trees, matrix chains).
 //!
 //! Both engines are exact relative to the candidate list and agree on the optimum for "at most
 //! K" (the tests check it on thousands of instances, against a brute-force oracle too).
 
 pub mod combos;
+pub mod generic;
 mod linalg;
 pub mod problem;
 pub mod rules;

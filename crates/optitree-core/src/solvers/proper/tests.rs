@@ -518,3 +518,83 @@ fn one_split_keeps_one_rule_per_partition_without_changing_the_optimum() {
         }
     }
 }
+
+/// T9: the generic recursion with matrix-chain splits counts Catalan(n − 1) trees and finds the
+/// textbook optimum.
+#[test]
+fn t9_matrix_chain_through_the_pluggable_splits() {
+    use super::generic::{best, count, MatrixChain};
+    let catalan = [1u64, 1, 2, 5, 14, 42, 132, 429];
+    for (n, want) in catalan.iter().enumerate() {
+        let chain = MatrixChain {
+            dims: vec![2; n + 2],
+        };
+        assert_eq!(count(&chain, &chain.items(), &()), *want, "n={}", n + 1);
+    }
+    let clrs = MatrixChain {
+        dims: vec![30, 35, 15, 5, 10, 20, 25],
+    };
+    assert_eq!(best(&clrs, &clrs.items(), &()), 15125.0);
+}
+
+/// The generic recursion with proper-tree splits agrees with the tuned `sodt`, and counts the
+/// trees the decoder finds (T3).
+#[test]
+fn generic_recursion_agrees_with_sodt() {
+    use super::generic::{best, count, ProperSplits};
+    let mut rng = SplitMix::new(9);
+    for _ in 0..60 {
+        let points = random_points(&mut rng, 9, 2);
+        let y = labels(&mut rng, 9, 3);
+        let set = rules::generate(
+            &points,
+            spec(Family::Hyperplane),
+            false,
+            &Budget::unlimited(),
+        )
+        .unwrap();
+        let p = Problem::new(&set, &y, 3, Objective::Misclassification, 0);
+        let k = 1 + rng.below(3);
+        let rs: Vec<usize> = (0..k).map(|_| rng.below(set.len())).collect();
+        if rs.iter().collect::<HashSet<_>>().len() < k {
+            continue;
+        }
+        let generic = ProperSplits { problem: &p };
+        let all = words::full(9);
+        let rs32: Vec<u32> = rs.iter().map(|&r| r as u32).collect();
+        let tuned = Sodt::new(&p, k).solve(&rs32, u32::MAX, f64::INFINITY);
+        assert_eq!(best(&generic, &rs, &all), tuned);
+        assert_eq!(
+            count(&generic, &rs, &all) as usize,
+            trees_over(&set, &rs).len()
+        );
+    }
+}
+
+/// T7: the ancestry relation is 0 on the diagonal, never 0 off it for axis rules in general
+/// position, and not transitive for hyperplanes.
+#[test]
+fn t7_ancestry_invariants() {
+    let mut rng = SplitMix::new(7);
+    let points = random_points(&mut rng, 8, 2);
+    let axis = rules::generate(&points, spec(Family::Axis), false, &Budget::unlimited()).unwrap();
+    for i in 0..axis.len() {
+        assert_eq!(super::problem::ancestry(&axis, i, i), 0);
+        for j in (0..axis.len()).filter(|&j| j != i) {
+            assert_ne!(super::problem::ancestry(&axis, i, j), 0);
+        }
+    }
+    let planes = rules::generate(
+        &points,
+        spec(Family::Hyperplane),
+        false,
+        &Budget::unlimited(),
+    )
+    .unwrap();
+    let k = |i, j| super::problem::ancestry(&planes, i, j);
+    let m = planes.len();
+    let broken = (0..m).any(|i| {
+        (0..m).any(|j| k(i, j) != 0 && (0..m).any(|l| l != i && k(j, l) != 0 && k(i, l) == 0))
+    });
+    assert!(broken);
+}
