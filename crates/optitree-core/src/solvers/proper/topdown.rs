@@ -29,6 +29,9 @@ pub struct Candidates {
     /// Rule ids of candidate `c`: `rules[ptr[c]..ptr[c + 1]]`, in list order.
     ptr: Vec<usize>,
     rules: Vec<u32>,
+    /// The side of each candidate's first rule, contiguous (the one-split scans read it in order).
+    sides: Vec<u64>,
+    n_words: usize,
     /// For axis-only rule sets: sorted row order per feature and the rule of each (feature, row).
     axis: Option<AxisIndex>,
 }
@@ -86,7 +89,9 @@ impl Candidates {
         }
         let mut ptr = vec![0];
         let mut flat = Vec::new();
+        let mut sides = Vec::with_capacity(groups.len() * rules.n_words());
         for g in groups {
+            sides.extend_from_slice(rules.plus(g[0] as usize));
             flat.extend(g);
             ptr.push(flat.len());
         }
@@ -96,6 +101,8 @@ impl Candidates {
         Candidates {
             ptr,
             rules: flat,
+            sides,
+            n_words: rules.n_words(),
             axis,
         }
     }
@@ -108,6 +115,12 @@ impl Candidates {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The side of candidate `c` (its first rule's).
+    #[inline]
+    fn side(&self, c: usize) -> &[u64] {
+        &self.sides[c * self.n_words..(c + 1) * self.n_words]
     }
 
     /// The first rule of candidate `c`.
@@ -243,6 +256,11 @@ pub struct Engine<'a> {
     budget: &'a Budget,
     /// Axis rules without a leaf-size constraint: side optima are monotone in their rows.
     monotone: bool,
+    /// `whole[j]`: the optimum on all rows with `j` splits within `whole_depth` levels (empty:
+    /// unknown). For misclassification a side misses at most one error per row it lacks, so
+    /// a root's side with `j` splits costs at least `whole[j]` minus the other side's rows.
+    whole: Vec<f64>,
+    whole_depth: usize,
     stopped: bool,
     /// Subproblems solved (memo misses).
     pub subproblems: u64,
@@ -263,11 +281,20 @@ impl<'a> Engine<'a> {
             key: Vec::with_capacity(w + 1),
             budget,
             monotone: cands.axis.is_some() && p.min_leaf <= 1,
+            whole: Vec::new(),
+            whole_depth: 0,
             stopped: false,
             subproblems: 0,
             splits: 0,
             ticks: 0,
         }
+    }
+
+    /// Gives the engine the optima on all rows with fewer splits (see the field `whole`).
+    fn with_whole(mut self, whole: &[f64], depth: usize) -> Self {
+        self.whole = whole.to_vec();
+        self.whole_depth = depth;
+        self
     }
 
     /// Whether the budget stopped the search (results since then are not to be trusted).
@@ -549,6 +576,17 @@ impl<'a> Engine<'a> {
         bounds.left[0] = f_left;
         bounds.right[0] = f_right;
         let n = bounds.n_left;
+        if integral && h >= 1 && h - 1 == self.whole_depth && !self.whole.is_empty() {
+            let n_right = words::popcount(&self.scratch[ri]);
+            if n + n_right == p.rules.n_rows() as u64 {
+                // At the root: a tree for one side, used on all rows, errs on at most the other
+                // side's rows more, so the side costs at least the whole optimum minus those.
+                for j in 1..k.min(self.whole.len()) {
+                    bounds.left[j] = bounds.left[j].max(self.whole[j] - n_right as f64);
+                    bounds.right[j] = bounds.right[j].max(self.whole[j] - n as f64);
+                }
+            }
+        }
         for j in 1..k {
             if let Some(a) = around.0 {
                 bounds.left[j] = bounds.left[j].max(a.left[j]);
@@ -706,6 +744,9 @@ impl<'a> Engine<'a> {
         }
         let p = self.p;
         let nc = p.n_classes();
+        if nc == 2 && p.objective.integral() {
+            return self.best_binary_split(mask, leaf);
+        }
         let mut total = vec![0u64; nc];
         p.counts(mask, &mut total);
         let mut left = vec![0u64; nc];
@@ -713,10 +754,10 @@ impl<'a> Engine<'a> {
         let mut best = leaf;
         let mut choice = None;
         for c in 0..self.cands.len() {
-            if self.tick() {
+            if c % 256 == 0 && self.tick() {
                 break;
             }
-            let side = p.rules.plus(self.cands.first(c));
+            let side = self.cands.side(c);
             for (k, l) in left.iter_mut().enumerate() {
                 *l = words::and3_count(mask, side, p.class(k));
             }
@@ -737,6 +778,44 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        (best, choice)
+    }
+
+    /// [`Self::best_split`] for two classes and misclassification: one pass over the candidates'
+    /// contiguous sides counting, per word, the rows on the left and those of class 1 there.
+    fn best_binary_split(&mut self, mask: &[u64], leaf: f64) -> (f64, Option<(u32, u8)>) {
+        let p = self.p;
+        let class1 = p.class(1);
+        let n = words::popcount(mask);
+        let t1 = words::and_count(mask, class1);
+        let min_leaf = p.min_leaf.max(1);
+        let mut best = leaf;
+        let mut choice = None;
+        let mut evaluated = 0u64;
+        for c in 0..self.cands.len() {
+            if c % 1024 == 0 && self.tick() {
+                break;
+            }
+            let (mut nl, mut l1) = (0u64, 0u64);
+            for ((s, m), k) in self.cands.side(c).iter().zip(mask).zip(class1) {
+                let left = s & m;
+                nl += u64::from(left.count_ones());
+                l1 += u64::from((left & k).count_ones());
+            }
+            if nl < min_leaf || n - nl < min_leaf {
+                continue;
+            }
+            evaluated += 1;
+            let (r1, nr) = (t1 - l1, n - nl);
+            let cost = (l1.min(nl - l1) + r1.min(nr - r1)) as f64;
+            if cost < best {
+                if let Some(rule) = self.cands.usable(p, c, mask) {
+                    best = cost;
+                    choice = Some((rule as u32, 0));
+                }
+            }
+        }
+        self.splits += evaluated;
         (best, choice)
     }
 
@@ -994,6 +1073,18 @@ pub fn solve(
     let all = words::full(n);
     let (k, h) = normalise(k, h);
     let leaf = p.leaf_cost(&all);
+    // The optima with fewer splits (iterative deepening) bound the sides of every root.
+    let mut whole = vec![leaf];
+    if p.objective.integral() && k >= 2 && h >= 2 {
+        for j in 1..k {
+            let r = solve(p, cands, j, h - 1, n_jobs, budget, None);
+            if r.status != Status::Optimal {
+                break;
+            }
+            whole.push(r.cost);
+        }
+    }
+
     let m = Engine::new(p, cands, k, budget).root_units(k, h);
     let chunk = if m < 64 * n_jobs.max(1) {
         1
@@ -1010,7 +1101,7 @@ pub fn solve(
     if m > 1 && k >= 2 && h >= 2 {
         // A first bound from each feature's best single split as the root (axis rules): only a
         // bound (ties with it are still searched), so the result does not depend on it.
-        let mut e = Engine::new(p, cands, k, budget);
+        let mut e = Engine::new(p, cands, k, budget).with_whole(&whole, h.saturating_sub(1));
         if e.monotone {
             let mut best = Best {
                 cost: leaf,
@@ -1047,7 +1138,8 @@ pub fn solve(
         std::thread::scope(|s| {
             for _ in 0..n_jobs.max(1) {
                 s.spawn(|| {
-                    let mut e = Engine::new(p, cands, k, budget);
+                    let mut e =
+                        Engine::new(p, cands, k, budget).with_whole(&whole, h.saturating_sub(1));
                     let mut best = leaf;
                     let mut mine: Option<Found> = None;
                     loop {
