@@ -86,3 +86,21 @@ def test_penalty_does_not_apply_to_proper(oblique_csv, capsys):
     code = main(["fit", str(oblique_csv), "--algorithm", "proper", "--penalty", "0.1"])
     assert code != 0
     assert "--penalty does not apply to --algorithm proper" in capsys.readouterr().err
+
+
+def test_verbose_prints_progress_with_an_eta(capsys):
+    import warnings
+
+    from optitree import NotProvenOptimalWarning, ProperTreeClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    clf = ProperTreeClassifier(
+        n_splits=2, rule="hyperplane", exactly=True, verbose=1, n_jobs=2, time_limit=1.5
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotProvenOptimalWarning)
+        clf.fit(X, y)
+    err = capsys.readouterr().err
+    assert "[proper]" in err and "ETA" in err

@@ -742,10 +742,21 @@ impl<'a> Engine<'a> {
         if self.cands.axis.is_some() {
             return self.best_axis_split(mask, leaf);
         }
+        self.scan_candidates(mask, leaf, 0..self.cands.len())
+    }
+
+    /// The best of the leaf and the splits by candidates `range` of `mask`, one candidate at a
+    /// time.
+    fn scan_candidates(
+        &mut self,
+        mask: &[u64],
+        leaf: f64,
+        range: std::ops::Range<usize>,
+    ) -> (f64, Option<(u32, u8)>) {
         let p = self.p;
         let nc = p.n_classes();
         if nc == 2 && p.objective.integral() {
-            return self.best_binary_split(mask, leaf);
+            return self.best_binary_split(mask, leaf, range);
         }
         let mut total = vec![0u64; nc];
         p.counts(mask, &mut total);
@@ -753,7 +764,7 @@ impl<'a> Engine<'a> {
         let mut right = vec![0u64; nc];
         let mut best = leaf;
         let mut choice = None;
-        for c in 0..self.cands.len() {
+        for c in range {
             if c % 256 == 0 && self.tick() {
                 break;
             }
@@ -783,7 +794,12 @@ impl<'a> Engine<'a> {
 
     /// [`Self::best_split`] for two classes and misclassification: one pass over the candidates'
     /// contiguous sides counting, per word, the rows on the left and those of class 1 there.
-    fn best_binary_split(&mut self, mask: &[u64], leaf: f64) -> (f64, Option<(u32, u8)>) {
+    fn best_binary_split(
+        &mut self,
+        mask: &[u64],
+        leaf: f64,
+        range: std::ops::Range<usize>,
+    ) -> (f64, Option<(u32, u8)>) {
         let p = self.p;
         let class1 = p.class(1);
         let n = words::popcount(mask);
@@ -792,7 +808,7 @@ impl<'a> Engine<'a> {
         let mut best = leaf;
         let mut choice = None;
         let mut evaluated = 0u64;
-        for c in 0..self.cands.len() {
+        for c in range {
             if c % 1024 == 0 && self.tick() {
                 break;
             }
@@ -1152,8 +1168,7 @@ pub fn solve(
                             let g = f64::from_bits(global.load(Ordering::Relaxed));
                             let ub = best.min(super::problem::next_up(g));
                             let (cost, choice) = if k == 1 || h == 1 {
-                                let (cost, choice) = e.best_split_range(&all, leaf, c..c + 1);
-                                (cost, choice)
+                                e.scan_candidates(&all, leaf, c..c + 1)
                             } else {
                                 e.best_root(&all, k, h, 0, leaf, ub, c..c + 1)
                             };
@@ -1225,40 +1240,5 @@ pub fn solve(
         subproblems,
         splits,
         memory,
-    }
-}
-
-impl Engine<'_> {
-    /// [`Self::best_split`] restricted to candidates `range` at the root (all rows), without
-    /// the leaf: used to share a one-split search among threads.
-    fn best_split_range(
-        &mut self,
-        mask: &[u64],
-        leaf: f64,
-        range: std::ops::Range<usize>,
-    ) -> (f64, Option<(u32, u8)>) {
-        let p = self.p;
-        let mut best = leaf;
-        let mut choice = None;
-        for c in range {
-            let side = p.rules.plus(self.cands.first(c));
-            let w = p.n_words();
-            let mut l = vec![0u64; w];
-            let mut r = vec![0u64; w];
-            words::and_into(mask, side, &mut l);
-            words::and_not_into(mask, side, &mut r);
-            if words::popcount(&l) == 0 || words::popcount(&r) == 0 {
-                continue;
-            }
-            let cost = p.leaf_cost(&l) + p.leaf_cost(&r);
-            self.splits += 1;
-            if cost < best {
-                if let Some(rule) = self.cands.usable(p, c, mask) {
-                    best = cost;
-                    choice = Some((rule as u32, 0));
-                }
-            }
-        }
-        (best, choice)
     }
 }
