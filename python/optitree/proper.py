@@ -21,7 +21,7 @@ from optitree import _core
 from optitree._params import check_choice, check_int, check_time_limit
 from optitree._validation import check_labels, encode_fit
 from optitree.base import BaseTreeClassifier, CategoricalView, FitData
-from optitree.exceptions import DataError, InfeasibleError, InternalError
+from optitree.exceptions import DataError, InfeasibleError, InternalError, InvalidParameterError
 from optitree.tree import Tree
 
 __all__ = ["ProperTreeClassifier", "candidate_rules"]
@@ -139,8 +139,6 @@ class ProperTreeClassifier(BaseTreeClassifier):
             n_jobs = os.cpu_count() or 1
         exactly = self.exactly
         if not isinstance(exactly, (bool, np.bool_)):
-            from optitree.exceptions import InvalidParameterError
-
             raise InvalidParameterError(f"exactly={exactly!r}: use True or False")
         return {
             "n_splits": check_int("n_splits", self.n_splits, low=1),

@@ -25,6 +25,8 @@ pub struct Sodt<'p> {
     p: &'p Problem<'p>,
     masks: Vec<u64>,
     w: usize,
+    /// All rows (the root's mask).
+    all: Vec<u64>,
     /// Calls made so far (spec T2/T14 count them).
     pub calls: u64,
     /// Skip roots and right subtrees that cannot beat the best so far (off only to count calls).
@@ -39,6 +41,7 @@ impl<'p> Sodt<'p> {
             p,
             masks: vec![0; (max_k + 2) * w],
             w,
+            all: words::full(p.rules.n_rows()),
             calls: 0,
             prune: true,
         }
@@ -48,8 +51,7 @@ impl<'p> Sodt<'p> {
     /// `depth` levels of splits: exact when below `cut`, otherwise some value `>= cut`
     /// (`+∞` when no proper tree exists).
     pub fn solve(&mut self, rs: &[u32], depth: u32, cut: f64) -> f64 {
-        let full = words::full(self.p.rules.n_rows());
-        self.masks[..self.w].copy_from_slice(&full);
+        self.masks[..self.w].copy_from_slice(&self.all);
         self.rec(rs, 0, depth, cut)
     }
 
@@ -118,8 +120,8 @@ impl<'p> Sodt<'p> {
     /// The best tree over `rs` (no pruning, so the choice is the first minimum), with its cost;
     /// `None` when no proper tree exists.
     pub fn tree(&mut self, rs: &[u32], depth: u32) -> Option<(f64, RuleTree)> {
-        let full = words::full(self.p.rules.n_rows());
-        self.tree_rec(rs, &full, depth)
+        let all = self.all.clone();
+        self.tree_rec(rs, &all, depth)
     }
 
     fn tree_rec(&mut self, rs: &[u32], mask: &[u64], depth: u32) -> Option<(f64, RuleTree)> {
@@ -137,17 +139,18 @@ impl<'p> Sodt<'p> {
         let mut best: Option<(f64, RuleTree)> = None;
         let mut plus = [0u32; MAX_SPLITS];
         let mut minus = [0u32; MAX_SPLITS];
-        let mut side = vec![0u64; self.w];
+        let mut left = vec![0u64; self.w];
+        let mut right = vec![0u64; self.w];
         for &root in rs {
             let Some((np, nm)) = split_around(p, rs, root, &mut plus, &mut minus) else {
                 continue;
             };
-            words::and_into(mask, p.rules.plus(root as usize), &mut side);
-            let Some((lc, lt)) = self.tree_rec(&plus[..np], &side.clone(), depth - 1) else {
+            words::and_into(mask, p.rules.plus(root as usize), &mut left);
+            let Some((lc, lt)) = self.tree_rec(&plus[..np], &left, depth - 1) else {
                 continue;
             };
-            words::and_not_into(mask, p.rules.plus(root as usize), &mut side);
-            let Some((rc, rt)) = self.tree_rec(&minus[..nm], &side.clone(), depth - 1) else {
+            words::and_not_into(mask, p.rules.plus(root as usize), &mut right);
+            let Some((rc, rt)) = self.tree_rec(&minus[..nm], &right, depth - 1) else {
                 continue;
             };
             let c = lc + rc;

@@ -301,7 +301,6 @@ pub fn solve(
     // One split: a rule counts only through its partition, so keep one rule per partition.
     let one_split = config.n_splits == 1 || config.max_depth == Some(1);
     let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;
-    let generated = rule_set.len();
     if !(config.exactly && config.min_samples_leaf == 0) {
         rules::remove_duplicates(&mut rule_set);
     }
@@ -312,10 +311,8 @@ pub fn solve(
         return finish(
             points,
             &problem,
-            config,
             RuleTree::Leaf,
             status,
-            generated,
             Stats::new(),
             budget,
         );
@@ -382,26 +379,20 @@ pub fn solve(
         }
     };
     match tree {
-        Some(t) => finish(
-            points, &problem, config, t, status, generated, stats, budget,
-        ),
+        Some(t) => finish(points, &problem, t, status, stats, budget),
         None => infeasible(points, &problem, status, stats, budget),
     }
 }
 
 /// The outcome for a found tree: re-routes the rows, builds the tree and checks its cost.
-#[allow(clippy::too_many_arguments)]
 fn finish(
     points: &Points,
     problem: &Problem<'_>,
-    config: &ProperConfig,
     tree: RuleTree,
     status: Status,
-    generated: usize,
     mut stats: Stats,
     budget: &Budget,
 ) -> Result<Outcome<ProperSolution>> {
-    let _ = (config, generated);
     let all = words::full(points.n_rows());
     let mut cost = 0.0;
     let root = node_spec(points, problem, &tree, &all, &mut cost)?;

@@ -608,7 +608,6 @@ pub fn generate(
             Partitions::Words(HashSet::new())
         });
     }
-    let d = points.n_features();
     if matches!(spec.family, Family::Axis | Family::Mixed) {
         axis_rules(points, &mut set);
     }
@@ -623,7 +622,6 @@ pub fn generate(
         }
         surface_rules(points, spec.degree, spec.sides, &mut set, budget);
     }
-    let _ = d;
     set.partitions = None;
     Ok(set)
 }

@@ -38,8 +38,6 @@ pub struct Candidates {
 
 #[derive(Debug)]
 struct AxisIndex {
-    order: Vec<Vec<u32>>,
-    values: Vec<Vec<f64>>,
     rule_of: Vec<Vec<u32>>,
     /// Per feature, the rows in increasing order with their value's rank and their class, packed
     /// together for the sweeps.
@@ -198,12 +196,7 @@ impl AxisIndex {
                     .collect()
             })
             .collect();
-        AxisIndex {
-            order,
-            values,
-            rule_of,
-            sorted,
-        }
+        AxisIndex { rule_of, sorted }
     }
 }
 
@@ -363,7 +356,7 @@ impl<'a> Engine<'a> {
     /// rules are axis-parallel and monotone, candidates otherwise.
     fn root_units(&self, k: usize, h: usize) -> usize {
         match &self.cands.axis {
-            Some(axis) if self.monotone && k >= 2 && h >= 2 => axis.order.len(),
+            Some(axis) if self.monotone && k >= 2 && h >= 2 => axis.sorted.len(),
             _ => self.cands.len(),
         }
     }
@@ -462,12 +455,11 @@ impl<'a> Engine<'a> {
         // One representative row per distinct value in the region, in increasing order; the last
         // value would leave the right side empty.
         let mut reps: Vec<u32> = Vec::new();
-        let values = &axis.values[f];
-        let mut last: Option<f64> = None;
-        for (pos, &row) in axis.order[f].iter().enumerate() {
-            if words::contains(mask, row as usize) && last != Some(values[pos]) {
-                reps.push(row);
-                last = Some(values[pos]);
+        let mut last: Option<u32> = None;
+        for e in &axis.sorted[f] {
+            if words::contains(mask, e.row as usize) && last != Some(e.rank) {
+                reps.push(e.row);
+                last = Some(e.rank);
             }
         }
         reps.pop();
@@ -950,56 +942,7 @@ fn best_binary_split(
 
 /// Visits every single split of `mask` along one feature's sorted rows: `visit(cost, row)` with
 /// `row` the last row (in sorted order) on the left side.
-#[inline]
 fn sweep(p: &Problem<'_>, sorted: &[Sorted], mask: &[u64], mut visit: impl FnMut(f64, usize)) {
-    const SMALL: usize = 8;
-    let nc = p.n_classes();
-    let mut total = [0u64; SMALL];
-    let mut left = [0u64; SMALL];
-    let mut right = [0u64; SMALL];
-    if nc > SMALL {
-        return sweep_general(p, sorted, mask, visit);
-    }
-    p.counts(mask, &mut total[..nc]);
-    let n: u64 = total[..nc].iter().sum();
-    let fast = p.objective == super::problem::Objective::Misclassification && p.min_leaf <= 1;
-    let mut nl = 0u64;
-    let mut last: Option<Sorted> = None;
-    for e in sorted {
-        if !words::contains(mask, e.row as usize) {
-            continue;
-        }
-        if let Some(prev) = last {
-            if e.rank > prev.rank {
-                let cost = if fast {
-                    let ml = left[..nc].iter().copied().max().unwrap_or(0);
-                    let mut mr = 0;
-                    for c in 0..nc {
-                        mr = mr.max(total[c] - left[c]);
-                    }
-                    ((nl - ml) + (n - nl - mr)) as f64
-                } else {
-                    for c in 0..nc {
-                        right[c] = total[c] - left[c];
-                    }
-                    p.leaf_from_counts(&left[..nc]) + p.leaf_from_counts(&right[..nc])
-                };
-                visit(cost, prev.row as usize);
-            }
-        }
-        left[e.label as usize] += 1;
-        nl += 1;
-        last = Some(*e);
-    }
-}
-
-/// [`sweep`] for many classes.
-fn sweep_general(
-    p: &Problem<'_>,
-    sorted: &[Sorted],
-    mask: &[u64],
-    mut visit: impl FnMut(f64, usize),
-) {
     let nc = p.n_classes();
     let mut total = vec![0u64; nc];
     p.counts(mask, &mut total);
