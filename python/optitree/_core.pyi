@@ -20,6 +20,9 @@ def dataset_summary(
     n_values: list[int] | None = None,
     sample_weight: npt.NDArray[np.float64] | None = None,
 ) -> dict[str, Any]: ...
+def factorize_int_columns(
+    x: npt.NDArray[np.int64], max_span: int
+) -> tuple[npt.NDArray[np.float64], list[list[int]]] | None: ...
 def fit_stump(
     codes: npt.NDArray[np.int64],
     labels: npt.NDArray[np.int64],

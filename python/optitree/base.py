@@ -69,6 +69,14 @@ def categorical_view(
     from optitree.preprocessing import ThresholdBinarizer
 
     n_rows = enc.X.shape[0]
+    if all(cats is not None for cats in enc.categories):
+        # All categorical (the common case for this solver family): one cast, no per-column work.
+        codes = enc.X.astype(np.int64)
+        return CategoricalView(
+            codes,
+            [len(cats) for cats in enc.categories],
+            [(j, None) for j in range(codes.shape[1])],
+        )
     columns: list[np.ndarray] = []
     n_values: list[int] = []
     source: list[tuple[int, float | None]] = []

@@ -109,16 +109,21 @@ pub fn dataset(
 ) -> PyResult<Dataset> {
     let codes_arr = codes.as_array();
     let (n_rows, n_features) = (codes_arr.nrows(), codes_arr.ncols());
-    let mut flat = Vec::with_capacity(n_rows * n_features);
-    for ((r, f), &c) in codes_arr.indexed_iter() {
-        match u32::try_from(c) {
-            Ok(c) => flat.push(c),
-            Err(_) => {
-                return Err(to_py(Error::Data(format!(
-                    "feature {f} has code {c} at row {r}; codes must be integers in 0..2^32"
-                ))))
-            }
-        }
+    // Row-major order; a contiguous array converts in one tight pass (no index bookkeeping).
+    let flat: Vec<u32> = match codes_arr.as_slice() {
+        Some(cells) => cells.iter().map(|&c| c as u32).collect(),
+        None => codes_arr.iter().map(|&c| c as u32).collect(),
+    };
+    if let Some(k) = flat
+        .iter()
+        .zip(codes_arr.iter())
+        .position(|(&narrow, &c)| i64::from(narrow) != c)
+    {
+        let (r, f) = (k / n_features.max(1), k % n_features.max(1));
+        let c = codes_arr[[r, f]];
+        return Err(to_py(Error::Data(format!(
+            "feature {f} has code {c} at row {r}; codes must be integers in 0..2^32"
+        ))));
     }
     let labels_arr = labels.as_array();
     if labels_arr.len() != n_rows {

@@ -59,6 +59,33 @@ fn tree_decision_path<'py>(
     Ok((convert::indices(py, indptr), convert::indices(py, nodes)))
 }
 
+/// Codes of an integer matrix (float64, same shape) and each column's distinct values.
+type Factorized<'py> = (Bound<'py, numpy::PyArray2<f64>>, Vec<Vec<i64>>);
+
+/// Sorted-label codes (float64, same shape) and the distinct values of each column of an integer
+/// matrix, by counting; None when a column's range exceeds `max_span` (the caller then sorts).
+#[pyfunction]
+fn factorize_int_columns<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, i64>,
+    max_span: u64,
+) -> PyResult<Option<Factorized<'py>>> {
+    let arr = x.as_array();
+    let n_cols = arr.ncols();
+    let cells: Vec<i64> = match arr.as_slice() {
+        Some(s) => s.to_vec(),
+        None => arr.iter().copied().collect(),
+    };
+    let Some(f) = py.detach(|| optitree_core::data::factorize_columns(&cells, n_cols, max_span))
+    else {
+        return Ok(None);
+    };
+    let codes: Vec<f64> = f.codes.iter().map(|&c| f64::from(c)).collect();
+    let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), n_cols), codes)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    Ok(Some((matrix.into_pyarray(py), f.labels)))
+}
+
 /// Summary of a categorical dataset as the Rust core sees it (rows, features, classes,
 /// categories per feature, class totals). Exercises the bitset data layer from Python.
 #[pyfunction]
@@ -257,6 +284,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree_route, m)?)?;
     m.add_function(wrap_pyfunction!(tree_decision_path, m)?)?;
     m.add_function(wrap_pyfunction!(dataset_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(factorize_int_columns, m)?)?;
     m.add_function(wrap_pyfunction!(fit_stump, m)?)?;
     m.add_function(wrap_pyfunction!(fit_branches, m)?)?;
     m.add_function(wrap_pyfunction!(fit_maptree, m)?)?;

@@ -3,7 +3,9 @@
 pub mod bitset;
 pub mod counter;
 pub mod dataset;
+pub mod factorize;
 
 pub use bitset::Bitset;
 pub use counter::SubsetCounter;
 pub use dataset::Dataset;
+pub use factorize::{factorize_columns, Factorized};
