@@ -90,6 +90,28 @@ pub struct LookAhead {
     pub stump: u32,
 }
 
+/// Buffers reused by every look-ahead (a search runs thousands, and allocating for each one
+/// showed in profiles).
+pub struct Scratch {
+    rows: Bitset,
+    counter: SubsetCounter,
+    slots: Vec<Slot>,
+    rest: Vec<u64>,
+    child: Vec<u64>,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            rows: Bitset::empty(0),
+            counter: SubsetCounter::empty(),
+            slots: Vec::new(),
+            rest: Vec::new(),
+            child: Vec::new(),
+        }
+    }
+}
+
 /// Problem settings the graph needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -111,6 +133,9 @@ pub struct Graph<'d> {
     pub memo_hits: u64,
     /// Splits dropped because they could not beat their node's incumbent.
     pub dominated_splits: u64,
+    scratch: Scratch,
+    /// Per-split (upper, lower) sums, reused by every refresh.
+    sums: Vec<(Score, Score)>,
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
@@ -140,6 +165,8 @@ impl<'d> Graph<'d> {
             bytes: 0,
             memo_hits: 0,
             dominated_splits: 0,
+            scratch: Scratch::default(),
+            sums: Vec::new(),
         }
     }
 
@@ -278,15 +305,17 @@ impl<'d> Graph<'d> {
         if node.tightened || node.expanded || node.complete {
             return false;
         }
-        let mut rows = Bitset::empty(self.data.n_rows());
+        let depth_left = node.depth_left;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
+        if rows.len() != self.data.n_rows() {
+            rows = Bitset::empty(self.data.n_rows());
+        }
         self.rows_into(id, &mut rows);
         let totals = self.class_totals(&rows);
-        let slot = Slot {
-            node: NONE,
-            weight: totals.iter().sum(),
-            majority: totals.iter().copied().max().unwrap_or(0),
-        };
-        let look = self.look_ahead(&rows, slot, node.depth_left);
+        let look = self.look_ahead(&rows, &totals, depth_left, &mut scratch);
+        scratch.rows = rows;
+        self.scratch = scratch;
         let node = &mut self.nodes[id as usize];
         node.ub = node.ub.min(look.ub);
         if look.lb > node.lb {
@@ -347,19 +376,33 @@ impl<'d> Graph<'d> {
     /// is a leaf, or splits on some feature f into children whose subtrees are each worth at
     /// most their own purification bound (exactly their leaf when they are closed). So the
     /// bound is `max(leaf, max_f Σ_v ub0(child_v) − λ)`; with one level of depth left it is exact.
-    fn look_ahead(&self, rows: &Bitset, slot: Slot, depth_left: u32) -> LookAhead {
-        let leaf = self.scale.leaf(slot.majority);
+    fn look_ahead(
+        &self,
+        rows: &Bitset,
+        totals: &[u64],
+        depth_left: u32,
+        scratch: &mut Scratch,
+    ) -> LookAhead {
+        let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
         let child_depth = Self::child_depth(depth_left);
         let mut best = leaf;
         let (mut stump_value, mut stump) = (leaf, NONE);
         let count = rows.count();
-        let counter = SubsetCounter::new(self.data, rows);
-        let totals = self.class_totals(rows);
-        let mut slots = Vec::new();
-        let (mut rest, mut child) = (totals.clone(), totals.clone());
+        scratch.counter.reset(self.data, rows);
+        scratch.rest.clear();
+        scratch.rest.extend_from_slice(totals);
+        scratch.child.clear();
+        scratch.child.extend_from_slice(totals);
+        let Scratch {
+            counter,
+            slots,
+            rest,
+            child,
+            ..
+        } = scratch;
         for f in 0..self.data.n_features() {
-            let scratch = (&mut rest[..], &mut child[..]);
-            if !self.split_summaries(rows, &counter, (&totals, count), f, &mut slots, scratch) {
+            let buffers = (&mut rest[..], &mut child[..]);
+            if !self.split_summaries(rows, counter, (totals, count), f, slots, buffers) {
                 continue;
             }
             let cost = self.scale.split_cost;
@@ -548,7 +591,8 @@ impl<'d> Graph<'d> {
         }
         let cost = self.scale.split_cost;
         let depth = node.depth_left;
-        let mut sums: Vec<(Score, Score)> = Vec::with_capacity(node.splits.len());
+        let mut sums = std::mem::take(&mut self.sums);
+        sums.clear();
         let (mut lb, mut best) = (node.leaf, NONE);
         for (i, s) in node.splits.iter().enumerate() {
             let (mut su, mut sl) = (-cost, -cost);
@@ -563,31 +607,26 @@ impl<'d> Graph<'d> {
             sums.push((su, sl));
         }
         // Drop dominated splits (never the incumbent's), then find the top one.
-        let keep: Vec<bool> = sums
-            .iter()
-            .enumerate()
-            .map(|(i, (su, _))| *su > lb || i as u32 == best)
-            .collect();
+        let keep = |i: usize, su: Score| su > lb || i as u32 == best;
         let node = &mut self.nodes[id as usize];
-        if keep.iter().any(|k| !k) {
+        if sums.iter().enumerate().any(|(i, &(su, _))| !keep(i, su)) {
             let mut freed = 0;
             let mut new_best = NONE;
             let mut kept = Vec::with_capacity(node.splits.len());
-            let mut kept_sums = Vec::with_capacity(node.splits.len());
             for (i, rec) in std::mem::take(&mut node.splits).into_iter().enumerate() {
-                if keep[i] {
+                if keep(i, sums[i].0) {
                     if i as u32 == best {
                         new_best = kept.len() as u32;
                     }
+                    sums[kept.len()] = sums[i];
                     kept.push(rec);
-                    kept_sums.push(sums[i]);
                 } else {
                     freed += record_bytes(&rec);
                     self.dominated_splits += 1;
                 }
             }
+            sums.truncate(kept.len());
             node.splits = kept;
-            sums = kept_sums;
             best = new_best;
             self.bytes -= freed;
         }
@@ -619,5 +658,6 @@ impl<'d> Graph<'d> {
             node.top = NONE;
             self.bytes -= before - node.splits.iter().map(record_bytes).sum::<usize>();
         }
+        self.sums = sums;
     }
 }
