@@ -987,6 +987,9 @@ def check_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
                 f"Unknown label type: continuous. y holds {_show(arr[i])} at row {i}; class "
                 "labels must be discrete (strings, ints, bools or integral floats)."
             )
+    if kind in "iu":
+        codes, labels = _factorize_sorted(arr)  # counts small codes instead of sorting
+        return codes, np.asarray(labels, dtype=arr.dtype)
     if kind != "O":
         classes, codes = np.unique(arr, return_inverse=True)
         return codes.reshape(-1).astype(np.int64), classes
