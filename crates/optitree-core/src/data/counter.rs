@@ -42,8 +42,11 @@ impl SubsetCounter {
         let words = rows.words();
         self.n_classes = data.n_classes();
         self.index.clear();
-        self.index
-            .extend((0..words.len()).filter(|&i| words[i] != 0).map(|i| i as u32));
+        self.index.extend(
+            (0..words.len())
+                .filter(|&i| words[i] != 0)
+                .map(|i| i as u32),
+        );
         self.masked.clear();
         for &i in &self.index {
             for k in 0..self.n_classes {

@@ -147,9 +147,17 @@ fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
     h.finish()
 }
 
-/// Heap bytes of a split record: its slots plus the allocator's per-block overhead.
-fn record_bytes(s: &SplitRec) -> usize {
-    std::mem::size_of::<SplitRec>() + std::mem::size_of::<Slot>() * s.children.len() + 16
+/// Heap bytes behind a node's split list: the list's buffer at its capacity and each record's
+/// slots, each block with the allocator's header and rounding (up to 16 bytes).
+fn splits_bytes(splits: &Vec<SplitRec>) -> usize {
+    let list = match splits.capacity() {
+        0 => 0,
+        cap => cap * std::mem::size_of::<SplitRec>() + 16,
+    };
+    list + splits
+        .iter()
+        .map(|s| std::mem::size_of::<Slot>() * s.children.len() + 16)
+        .sum::<usize>()
 }
 
 impl<'d> Graph<'d> {
@@ -576,7 +584,7 @@ impl<'d> Graph<'d> {
                 }
             }
         }
-        self.bytes += splits.iter().map(record_bytes).sum::<usize>();
+        self.bytes += splits_bytes(&splits);
         let node = &mut self.nodes[id as usize];
         node.splits = splits;
         node.expanded = true;
@@ -610,9 +618,10 @@ impl<'d> Graph<'d> {
         let keep = |i: usize, su: Score| su > lb || i as u32 == best;
         let node = &mut self.nodes[id as usize];
         if sums.iter().enumerate().any(|(i, &(su, _))| !keep(i, su)) {
-            let mut freed = 0;
+            let before = splits_bytes(&node.splits);
+            let n_kept = (0..sums.len()).filter(|&i| keep(i, sums[i].0)).count();
             let mut new_best = NONE;
-            let mut kept = Vec::with_capacity(node.splits.len());
+            let mut kept = Vec::with_capacity(n_kept);
             for (i, rec) in std::mem::take(&mut node.splits).into_iter().enumerate() {
                 if keep(i, sums[i].0) {
                     if i as u32 == best {
@@ -620,15 +629,13 @@ impl<'d> Graph<'d> {
                     }
                     sums[kept.len()] = sums[i];
                     kept.push(rec);
-                } else {
-                    freed += record_bytes(&rec);
-                    self.dominated_splits += 1;
                 }
             }
+            self.dominated_splits += (sums.len() - kept.len()) as u64;
             sums.truncate(kept.len());
             node.splits = kept;
             best = new_best;
-            self.bytes -= freed;
+            self.bytes = self.bytes - before + splits_bytes(&node.splits);
         }
         let (mut top_ub, mut top) = (Score::MIN, NONE);
         for (i, (su, _)) in sums.iter().enumerate() {
@@ -648,7 +655,7 @@ impl<'d> Graph<'d> {
         node.complete = node.ub <= lb;
         if node.complete && node.splits.len() > 1 {
             // Only the incumbent's split is needed from now on.
-            let before: usize = node.splits.iter().map(record_bytes).sum();
+            let before = splits_bytes(&node.splits);
             node.splits = if best == NONE {
                 Vec::new()
             } else {
@@ -656,7 +663,7 @@ impl<'d> Graph<'d> {
             };
             node.best = if best == NONE { NONE } else { 0 };
             node.top = NONE;
-            self.bytes -= before - node.splits.iter().map(record_bytes).sum::<usize>();
+            self.bytes = self.bytes - before + splits_bytes(&node.splits);
         }
         self.sums = sums;
     }
