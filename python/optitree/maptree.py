@@ -59,8 +59,9 @@ class MAPTreeClassifier(BaseTreeClassifier):
         bounds and tree equal the reference implementation's, bit for bit (on data its defects
         do not touch). "fast" finds the same optimum with tighter admissible bounds (each fresh
         node knows which features divide it: an unsplittable node is settled at once, and the
-        leaf prior and the ``ln |V|`` split factor enter its bound) and solves nodes of at most
-        12 rows exactly; among equally probable trees it may return a different one.
+        leaf prior and the ``ln |V|`` split factor enter its bound; with two classes it also
+        looks one split ahead, bounding each child from its class counts) and solves nodes of
+        at most 12 rows exactly; among equally probable trees it may return a different one.
 
     Attributes
     ----------

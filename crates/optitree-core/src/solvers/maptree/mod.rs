@@ -9,6 +9,7 @@
 //!
 //! The data are binary features (codes 0/1) and any number of classes.
 
+pub mod count_bound;
 pub mod graph;
 pub mod model;
 pub mod search;

@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 
+use super::count_bound::{largest_group, CountBound};
 use super::graph::{Graph, NONE};
 use super::model::Posterior;
 use super::small::{SmallProblem, SMALL_ROWS};
@@ -33,6 +34,8 @@ pub struct Search<'a> {
     pub exact_closures: u64,
     /// Splits not materialised because their bound lost to the node's upper bound (fast mode).
     pub pruned_splits: u64,
+    /// Fast mode, two classes: the count bound behind the fresh nodes' look-ahead bound.
+    count_bound: Option<CountBound<'a>>,
 }
 
 /// A child subproblem met during an expansion: already in the graph, or not yet.
@@ -58,6 +61,8 @@ impl<'a> Search<'a> {
         let counts = data.class_counts(&rows);
         let lb = model.heuristic(0, &counts);
         let ub = model.leaf_cost(0, true, &counts);
+        let count_bound = (small_rows > 0 && counts.len() == 2)
+            .then(|| CountBound::new(model, largest_group(data), counts[0], counts[1]));
         Search {
             graph: Graph::new(data, lb, ub),
             model,
@@ -67,6 +72,7 @@ impl<'a> Search<'a> {
             small_rows: small_rows.min(SMALL_ROWS),
             exact_closures: 0,
             pruned_splits: 0,
+            count_bound,
         }
     }
 
@@ -93,7 +99,11 @@ impl<'a> Search<'a> {
         board: Option<&ProgressBoard>,
     ) -> Status {
         let mut last_post = 0.0;
-        let status = loop {
+        let dived = match self.small_rows > 0 {
+            true => self.dive(budget, max_expansions),
+            false => None,
+        };
+        let status = dived.unwrap_or_else(|| loop {
             if self.graph.or[0].solved() {
                 break Status::Optimal;
             }
@@ -113,7 +123,7 @@ impl<'a> Search<'a> {
                     self.post(board, seconds);
                 }
             }
-        };
+        });
         if let Some(board) = board {
             self.post(board, budget.elapsed()); // the final figures, for the last report
         }
@@ -132,6 +142,47 @@ impl<'a> Search<'a> {
             memory_bytes: self.graph.memory() as u64,
             seconds,
         });
+    }
+
+    /// Fast mode: grows the greedy tree first, depth first along best-upper-bound splits and
+    /// expanding every node on it, so that a good tree is known from the start instead of
+    /// whenever the best-first order reaches deep nodes (on wide data that can take the whole
+    /// time limit). Expanding in any order keeps every bound valid.
+    fn dive(&mut self, budget: &Budget, max_expansions: Option<u64>) -> Option<Status> {
+        let data = self.graph.data;
+        let mut stack = vec![(0u32, data.all_rows())];
+        while let Some((id, rows)) = stack.pop() {
+            if max_expansions.is_some_and(|k| self.expansions >= k) {
+                return Some(Status::NodeLimit);
+            }
+            if let Some(status) = budget.check(self.expansions, self.graph.memory()) {
+                return Some(status);
+            }
+            let node = &self.graph.or[id as usize];
+            if node.solved() {
+                continue;
+            }
+            if !node.expanded {
+                if rows.count() as usize <= self.small_rows {
+                    self.close_exactly(id, &rows);
+                } else {
+                    self.expand(id, &rows);
+                }
+                self.expansions += 1;
+                self.propagate_lb(id);
+                self.propagate_ub(id);
+            }
+            let best = self.graph.or[id as usize].best_ub;
+            if best == NONE {
+                continue;
+            }
+            let and = &self.graph.and[best as usize];
+            let (f, children) = (and.feature as usize, and.child);
+            for side in [0, 1] {
+                stack.push((children[side], rows.and(data.rows_with(f, side))));
+            }
+        }
+        None
     }
 
     /// One iteration: descend, expand, propagate. Returns a status if the budget stopped it.
@@ -268,11 +319,38 @@ impl<'a> Search<'a> {
         let bounds = if self.small_rows > 0 {
             // Fast mode: knowing the valid features tightens both bounds (and settles
             // unsplittable nodes at once).
-            let n_valid = self.dividing(rows, counts.iter().sum()).count();
-            (
-                self.model.heuristic_known_splits(depth, &counts, n_valid),
-                self.model.leaf_cost(depth, n_valid > 0, &counts),
-            )
+            let total: u64 = counts.iter().sum();
+            let (lb, n_valid) = match &self.count_bound {
+                Some(bound) => {
+                    // One pass per feature gives both its validity and its `= 1` child's counts.
+                    let class1 = rows.and(data.rows_of_class(1));
+                    let mut children = Vec::new();
+                    for f in (0..data.n_features()).filter(|&f| data.n_values(f) == 2) {
+                        let ones = data.rows_with(f, 1);
+                        let n1 = rows.intersection_count(ones);
+                        if n1 > 0 && n1 < total {
+                            let b1 = class1.intersection_count(ones);
+                            children.push((n1 - b1, b1));
+                        }
+                    }
+                    let n_valid = children.len();
+                    let perfect_split = self.model.heuristic_known_splits(depth, &counts, n_valid);
+                    if n_valid == 0 {
+                        (perfect_split, 0)
+                    } else {
+                        // Both are lower bounds; the look-ahead is usually far tighter.
+                        let parent = (counts[0], counts[1]);
+                        let look = bound.look_ahead(depth, parent, children.into_iter(), n_valid);
+                        (perfect_split.max(look), n_valid)
+                    }
+                }
+                None => {
+                    let n_valid = self.dividing(rows, total).count();
+                    let lb = self.model.heuristic_known_splits(depth, &counts, n_valid);
+                    (lb, n_valid)
+                }
+            };
+            (lb, self.model.leaf_cost(depth, n_valid > 0, &counts))
         } else {
             (
                 self.model.heuristic(depth, &counts),
@@ -323,6 +401,10 @@ impl<'a> Search<'a> {
             }
         }
         let o = &mut self.graph.or[id as usize];
+        if self.count_bound.is_some() {
+            // The look-ahead bound is consistent only up to rounding: never let it fall back.
+            best = best.max(o.lb.min(o.ub));
+        }
         o.best_lb = best_and;
         let improved = best > o.lb;
         o.lb = best;

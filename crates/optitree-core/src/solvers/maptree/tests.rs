@@ -236,3 +236,64 @@ fn expansion_limit_returns_bounds_and_a_tree() {
         out.solution.tree.n_nodes() == 1
     );
 }
+
+/// The fast mode's fresh-node bound (count bound and look-ahead) never exceeds the exact optimum
+/// of the subproblem it bounds: random data with many duplicate rows (few features), random
+/// subsets and depths, four (α, β, ρ) settings.
+#[test]
+fn count_bound_and_look_ahead_are_admissible() {
+    use super::count_bound::{largest_group, CountBound};
+    let mut rng = crate::search::SplitMix::new(5);
+    let mut checked = 0;
+    for case in 0..120 {
+        let n = 2 + rng.below(13);
+        let f = 1 + rng.below(4);
+        let x: Vec<Vec<u32>> = (0..n)
+            .map(|_| (0..f).map(|_| rng.below(2) as u32).collect())
+            .collect();
+        let y: Vec<u32> = (0..n).map(|_| rng.below(2) as u32).collect();
+        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+        let data = dataset(&refs, &y, 2);
+        let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
+        let rho = [2.5, 1.0, 0.5][case % 3];
+        let m = Posterior::new(alpha, beta, vec![rho, rho]).unwrap();
+        let totals = data.class_counts(&data.all_rows());
+        let bound = CountBound::new(&m, largest_group(&data), totals[0], totals[1]);
+        let mut memo = HashMap::new();
+        for _ in 0..20 {
+            let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
+            let c = data.class_counts(&rows);
+            let total = c[0] + c[1];
+            if total == 0 {
+                continue;
+            }
+            let depth = rng.below(4) as u32;
+            let exact = dp(&data, &m, &rows, depth, &mut memo);
+            assert!(
+                bound.subtree(depth, c[0], c[1]) <= exact + 1e-12,
+                "case {case}"
+            );
+            let valid: Vec<usize> = (0..data.n_features())
+                .filter(|&g| {
+                    let k = rows.intersection_count(data.rows_with(g, 1));
+                    k > 0 && k < total
+                })
+                .collect();
+            if valid.is_empty() {
+                continue;
+            }
+            let children = valid.iter().map(|&g| {
+                let ones = data.rows_with(g, 1);
+                let b1 = rows.intersection_count3(ones, data.rows_of_class(1));
+                (rows.intersection_count(ones) - b1, b1)
+            });
+            let look = bound.look_ahead(depth, (c[0], c[1]), children, valid.len());
+            assert!(
+                look <= exact,
+                "case {case}: look-ahead {look} > optimum {exact}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "only {checked} splittable subsets checked");
+}
