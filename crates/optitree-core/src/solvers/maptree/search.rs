@@ -163,14 +163,7 @@ impl<'a> Search<'a> {
                 continue;
             }
             if !node.expanded {
-                if rows.count() as usize <= self.small_rows {
-                    self.close_exactly(id, &rows);
-                } else {
-                    self.expand(id, &rows);
-                }
-                self.expansions += 1;
-                self.propagate_lb(id);
-                self.propagate_ub(id);
+                self.open(id, &rows);
             }
             let best = self.graph.or[id as usize].best_ub;
             if best == NONE {
@@ -202,15 +195,20 @@ impl<'a> Search<'a> {
                 }
             }
         };
+        self.open(node, &rows);
+        None
+    }
+
+    /// Expands `id` (or solves it outright when small) and propagates its new bounds.
+    fn open(&mut self, id: u32, rows: &Bitset) {
         if rows.count() as usize <= self.small_rows {
-            self.close_exactly(node, &rows);
+            self.close_exactly(id, rows);
         } else {
-            self.expand(node, &rows);
+            self.expand(id, rows);
         }
         self.expansions += 1;
-        self.propagate_lb(node);
-        self.propagate_ub(node);
-        None
+        self.propagate_lb(id);
+        self.propagate_ub(id);
     }
 
     /// Follows best-lower-bound splits from the root to an unexpanded node, into the child with
