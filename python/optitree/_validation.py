@@ -320,19 +320,11 @@ def _factorize_sorted(values) -> tuple[np.ndarray, list]:
 
     Raises ``TypeError`` on an unhashable value.
     """
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.size:
-        # Integer arrays cannot hold missing values. Codes over a narrow range are counted
-        # (linear) instead of sorted: most categorical data are small codes.
-        flat = values.ravel()
-        low, high = int(flat.min()), int(flat.max())
-        if high - low <= max(4096, flat.size):
-            # Signed codes widen first (int8 -128..127 spans 255); unsigned ones cannot underflow.
-            wide = flat.astype(np.int64) if flat.dtype.kind == "i" else flat
-            offsets = (wide - wide.dtype.type(low)).astype(np.intp)
-            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
-            lookup = np.empty(high - low + 1, dtype=np.int64)
-            lookup[present] = np.arange(len(present))
-            return lookup[offsets], [int(k) + low for k in present]
+    if isinstance(values, np.ndarray) and values.size:
+        # Integer arrays cannot hold missing values; small codes are counted, not sorted.
+        counted = _integer_matrix_codes(values.reshape(-1, 1))
+        if counted is not None:
+            return counted[0][:, 0].astype(np.int64), counted[1][0]
     if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
         # Integer and bool arrays cannot hold missing values, and numpy sorts them naturally.
         uniques, codes = np.unique(values, return_inverse=True)

@@ -27,11 +27,7 @@ impl SubsetCounter {
 
     /// Prepares counting for the rows in `rows`.
     pub fn new(data: &Dataset, rows: &Bitset) -> Self {
-        let mut counter = SubsetCounter {
-            index: Vec::new(),
-            n_classes: data.n_classes(),
-            masked: Vec::new(),
-        };
+        let mut counter = SubsetCounter::empty();
         counter.reset(data, rows);
         counter
     }

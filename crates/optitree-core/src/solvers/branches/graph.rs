@@ -173,7 +173,10 @@ impl<'d> Graph<'d> {
             bytes: 0,
             memo_hits: 0,
             dominated_splits: 0,
-            scratch: Scratch::default(),
+            scratch: Scratch {
+                rows: Bitset::empty(data.n_rows()),
+                ..Scratch::default()
+            },
             sums: Vec::new(),
         }
     }
@@ -316,9 +319,6 @@ impl<'d> Graph<'d> {
         let depth_left = node.depth_left;
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
-        if rows.len() != self.data.n_rows() {
-            rows = Bitset::empty(self.data.n_rows());
-        }
         self.rows_into(id, &mut rows);
         let totals = self.class_totals(&rows);
         let look = self.look_ahead(&rows, &totals, depth_left, &mut scratch);
