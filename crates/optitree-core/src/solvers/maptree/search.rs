@@ -99,9 +99,10 @@ impl<'a> Search<'a> {
         board: Option<&ProgressBoard>,
     ) -> Status {
         let mut last_post = 0.0;
-        let dived = match self.small_rows > 0 {
-            true => self.dive(budget, max_expansions),
-            false => None,
+        let dived = if self.small_rows > 0 {
+            self.dive(budget, max_expansions)
+        } else {
+            None
         };
         let status = dived.unwrap_or_else(|| loop {
             if self.graph.or[0].solved() {
@@ -322,15 +323,13 @@ impl<'a> Search<'a> {
                 Some(bound) => {
                     // One pass per feature gives both its validity and its `= 1` child's counts.
                     let class1 = rows.and(data.rows_of_class(1));
-                    let mut children = Vec::new();
-                    for f in (0..data.n_features()).filter(|&f| data.n_values(f) == 2) {
-                        let ones = data.rows_with(f, 1);
-                        let n1 = rows.intersection_count(ones);
-                        if n1 > 0 && n1 < total {
-                            let b1 = class1.intersection_count(ones);
-                            children.push((n1 - b1, b1));
-                        }
-                    }
+                    let children: Vec<(u64, u64)> = self
+                        .dividing_counts(rows, total)
+                        .map(|(f, n1)| {
+                            let b1 = class1.intersection_count(data.rows_with(f, 1));
+                            (n1 - b1, b1)
+                        })
+                        .collect();
                     let n_valid = children.len();
                     let perfect_split = self.model.heuristic_known_splits(depth, &counts, n_valid);
                     if n_valid == 0 {
@@ -374,9 +373,23 @@ impl<'a> Search<'a> {
     where
         'a: 'r,
     {
+        self.dividing_counts(rows, total).map(|(f, _)| f)
+    }
+
+    /// [`Self::dividing`], each feature with the number of `rows` on its `= 1` side.
+    fn dividing_counts<'r>(
+        &self,
+        rows: &'r Bitset,
+        total: u64,
+    ) -> impl Iterator<Item = (usize, u64)> + 'r
+    where
+        'a: 'r,
+    {
         let data = self.graph.data;
         (0..data.n_features())
-            .filter(move |&f| data.n_values(f) == 2 && divides(rows, data.rows_with(f, 1), total))
+            .filter(move |&f| data.n_values(f) == 2)
+            .map(move |f| (f, rows.intersection_count(data.rows_with(f, 1))))
+            .filter(move |&(_, n1)| n1 > 0 && n1 < total) // some of the rows, not all
     }
 
     /// Recomputes `lb` from the children (or the node's own `ub`); returns whether it rose.
@@ -467,10 +480,4 @@ impl<'a> Search<'a> {
             }
         }
     }
-}
-
-/// Whether `ones` holds some but not all of `rows` (which has `total` members).
-fn divides(rows: &Bitset, ones: &Bitset, total: u64) -> bool {
-    let n = rows.intersection_count(ones);
-    n > 0 && n < total
 }
