@@ -8,10 +8,26 @@ use std::fmt;
 const WORD_BITS: usize = 64;
 
 /// A set of row indices in `0..len`.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Bitset {
     words: Vec<u64>,
     len: usize,
+}
+
+/// Written out so that `clone_from` reuses the target's buffer: searches copy row sets into
+/// scratch sets constantly, and a fresh allocation for each copy fragments the heap.
+impl Clone for Bitset {
+    fn clone(&self) -> Self {
+        Bitset {
+            words: self.words.clone(),
+            len: self.len,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.words.clone_from(&source.words);
+        self.len = source.len;
+    }
 }
 
 /// The row indices of the set bits of word `wi`, lowest first.

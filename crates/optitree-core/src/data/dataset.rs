@@ -126,6 +126,33 @@ impl Dataset {
         })
     }
 
+    /// The same data with its rows reordered: row `i` of the result is row `order[i]` of this
+    /// one (labels and weights follow). `order` must be a permutation of `0..n_rows`.
+    pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Dataset> {
+        if order.len() != self.n_rows {
+            return data_err!(
+                "a row order of {} entries for {} rows",
+                order.len(),
+                self.n_rows
+            );
+        }
+        let n_features = self.n_features();
+        let mut codes = Vec::with_capacity(self.n_rows * n_features);
+        for &r in order {
+            codes.extend((0..n_features).map(|f| self.codes[f * self.n_rows + r]));
+        }
+        let labels: Vec<u32> = order.iter().map(|&r| self.labels[r]).collect();
+        let weights = (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect());
+        Dataset::new(
+            &codes,
+            n_features,
+            &labels,
+            Some(&self.n_values),
+            Some(self.n_classes),
+            weights,
+        )
+    }
+
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
         self.n_rows

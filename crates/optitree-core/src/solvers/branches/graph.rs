@@ -24,6 +24,7 @@ use crate::search::cache::{FastHasher, FastMap};
 use std::hash::Hasher;
 
 use super::score::{Scale, Score};
+use super::tables::TableCache;
 
 /// Index of a node in the arena.
 pub type NodeId = u32;
@@ -76,6 +77,9 @@ pub struct Node {
     /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub stump: u32,
     pub splits: Vec<SplitRec>,
+    /// Once expanded: the features that can split some subset of its rows (see
+    /// [`Usable::Never`]); its children need look at no others.
+    features: Box<[u32]>,
     /// Next node whose row set has the same hash (memo chain).
     next_same_hash: NodeId,
 }
@@ -90,24 +94,64 @@ pub struct LookAhead {
     pub stump: u32,
 }
 
+/// Whether a feature may split a node's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Usable {
+    Yes,
+    /// Not here (a non-empty child below the minimum leaf size), but perhaps on a subset.
+    NotHere,
+    /// Not here and not on any subset of these rows: fewer than two non-empty children, or the
+    /// rows outside the heaviest child are negligible. Both only get worse on a subset (the
+    /// weight outside a subset's heaviest child is at most the weight outside the heaviest
+    /// child's share of it), so a node's children inherit the features that are not `Never`.
+    Never,
+}
+
 /// Buffers reused by every look-ahead (a search runs thousands, and allocating for each one
 /// showed in profiles).
 pub struct Scratch {
     rows: Bitset,
+    child_rows: Bitset,
+    check: Bitset,
     counter: SubsetCounter,
     slots: Vec<Slot>,
-    rest: Vec<u64>,
-    child: Vec<u64>,
+    /// The child counts of the last row set looked ahead on (see [`Graph::count_children`]).
+    table: Vec<u64>,
+    /// The child counts of recently expanded nodes.
+    tables: TableCache,
+    /// The counts of the child a look-ahead derives by subtraction.
+    heavy: Vec<u64>,
+    /// An expansion's candidate splits, their child summaries one after another in `flat`.
+    candidates: Vec<Candidate>,
+    flat: Vec<Slot>,
+    /// The features an expansion tries, and those its children may try.
+    pool: Vec<u32>,
+    hereditary: Vec<u32>,
+}
+
+/// A split considered by an expansion, before the dominated ones are dropped.
+struct Candidate {
+    feature: u32,
+    slots: std::ops::Range<usize>,
+    ub: Score,
+    lb: Score,
 }
 
 impl Default for Scratch {
     fn default() -> Self {
         Scratch {
             rows: Bitset::empty(0),
+            child_rows: Bitset::empty(0),
+            check: Bitset::empty(0),
             counter: SubsetCounter::empty(),
             slots: Vec::new(),
-            rest: Vec::new(),
-            child: Vec::new(),
+            table: Vec::new(),
+            tables: TableCache::default(),
+            heavy: Vec::new(),
+            candidates: Vec::new(),
+            flat: Vec::new(),
+            pool: Vec::new(),
+            hereditary: Vec::new(),
         }
     }
 }
@@ -127,6 +171,11 @@ pub struct Graph<'d> {
     limits: Limits,
     pub nodes: Vec<Node>,
     memo: FastMap<u64, NodeId>,
+    /// The root's candidate features: one per group of columns that partition the rows alike.
+    root_features: Box<[u32]>,
+    /// Where each feature's cells start in a table of child counts ([`Graph::count_table`]):
+    /// `n_values · (n_classes + 1)` entries per feature, the last offset the table's size.
+    offsets: Vec<usize>,
     /// Heap bytes held by row sets and split records (see [`Graph::memory`] for the total).
     pub bytes: usize,
     /// Memo hits: subproblems reached again through another path.
@@ -147,6 +196,45 @@ fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
     h.finish()
 }
 
+/// The features to search, in index order: the first of each group of columns that partition
+/// the rows alike (equal up to renaming their values, such as a binary column and its
+/// complement), leaving out columns with a single value. Two such columns split every subset
+/// into the same children, so one of them reaches every tree value the other does.
+fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
+    let mut seen: FastMap<u64, Vec<(u32, Vec<u32>)>> = FastMap::default();
+    let mut out = Vec::new();
+    let mut relabel: Vec<u32> = Vec::new();
+    for f in 0..data.n_features() {
+        if data.n_values(f) < 2 {
+            continue;
+        }
+        // The column with each value renamed by its first appearance.
+        relabel.clear();
+        relabel.resize(data.n_values(f), u32::MAX);
+        let mut next = 0;
+        let canonical: Vec<u32> = (data.column(f).iter())
+            .map(|&v| {
+                let r = &mut relabel[v as usize];
+                if *r == u32::MAX {
+                    (*r, next) = (next, next + 1);
+                }
+                *r
+            })
+            .collect();
+        if next < 2 {
+            continue;
+        }
+        let mut h = FastHasher::default();
+        canonical.iter().for_each(|&c| h.write_u32(c));
+        let group = seen.entry(h.finish()).or_default();
+        if group.iter().all(|(_, col)| *col != canonical) {
+            group.push((f as u32, canonical));
+            out.push(f as u32);
+        }
+    }
+    out.into_boxed_slice()
+}
+
 /// Heap bytes behind a node's split list: the list's buffer at its capacity and each record's
 /// slots, each block with the allocator's header and rounding (up to 16 bytes).
 fn splits_bytes(splits: &Vec<SplitRec>) -> usize {
@@ -160,6 +248,14 @@ fn splits_bytes(splits: &Vec<SplitRec>) -> usize {
         .sum::<usize>()
 }
 
+/// Heap bytes behind a node's feature list (with the allocator's block header).
+fn features_bytes(features: &[u32]) -> usize {
+    match features.len() {
+        0 => 0,
+        n => n * std::mem::size_of::<u32>() + 16,
+    }
+}
+
 impl<'d> Graph<'d> {
     /// An empty graph for `data`; `weights` are integer row weights (None: all 1).
     pub fn new(data: &'d Dataset, scale: Scale, weights: Option<Vec<u64>>, limits: Limits) -> Self {
@@ -170,11 +266,20 @@ impl<'d> Graph<'d> {
             limits,
             nodes: Vec::new(),
             memo: FastMap::default(),
+            root_features: distinct_partitions(data),
+            offsets: std::iter::once(0)
+                .chain((0..data.n_features()).scan(0, |end, f| {
+                    *end += data.n_values(f) * (data.n_classes() + 1);
+                    Some(*end)
+                }))
+                .collect(),
             bytes: 0,
             memo_hits: 0,
             dominated_splits: 0,
             scratch: Scratch {
                 rows: Bitset::empty(data.n_rows()),
+                child_rows: Bitset::empty(data.n_rows()),
+                check: Bitset::empty(data.n_rows()),
                 ..Scratch::default()
             },
             sums: Vec::new(),
@@ -187,8 +292,24 @@ impl<'d> Graph<'d> {
     pub fn memory(&self) -> usize {
         let memo_slot = std::mem::size_of::<(u64, NodeId)>() + 1; // entry + control byte
         self.bytes
+            + self.scratch.tables.bytes()
             + self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.memo.capacity() * memo_slot * 8 / 7
+    }
+
+    /// Hands the nodes and the memo to a thread that frees them: a search stopped by its time
+    /// limit may hold millions of small blocks, and freeing them took seconds that the caller,
+    /// promised an answer within about a second of the limit, would otherwise wait for.
+    pub fn free_in_background(&mut self) {
+        let nodes = std::mem::take(&mut self.nodes);
+        let memo = std::mem::take(&mut self.memo);
+        if nodes.len() < 100_000 {
+            return; // quicker to free here than to start a thread
+        }
+        // If no thread can be started, the closure is dropped here and frees them in place.
+        let _ = std::thread::Builder::new()
+            .name("optitree-free".into())
+            .spawn(move || drop((nodes, memo)));
     }
 
     /// Class totals (weighted) of a row set.
@@ -310,20 +431,110 @@ impl<'d> Graph<'d> {
     }
 
     /// Sharpens a node's upper bound with the one-split look-ahead (once per node; expanded
-    /// nodes have exact split sums already). Returns whether anything was computed.
-    pub fn tighten(&mut self, id: NodeId) -> bool {
+    /// nodes have exact split sums already), trying the features of `pool`, which must contain
+    /// every feature usable on the node's rows. Returns whether anything was computed; the
+    /// node's child counts are then in the scratch's `table`.
+    fn tighten_with(&mut self, id: NodeId, pool: NodeId) -> bool {
         let node = &self.nodes[id as usize];
         if node.tightened || node.expanded || node.complete {
             return false;
         }
-        let depth_left = node.depth_left;
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
         self.rows_into(id, &mut rows);
         let totals = self.class_totals(&rows);
-        let look = self.look_ahead(&rows, &totals, depth_left, &mut scratch);
+        let features = self.pool_of(pool);
+        scratch.counter.reset(self.data, &rows);
+        let mut table = std::mem::take(&mut scratch.table);
+        self.count_table(&rows, &scratch.counter, &totals, features, &mut table);
+        let look = self.look_ahead(&table, &totals, id, features, &mut scratch.slots);
+        scratch.table = table;
         scratch.rows = rows;
         self.scratch = scratch;
+        self.apply(id, look);
+        true
+    }
+
+    /// Tightens the children of split `split` of the expanded node `parent`. When the parent's
+    /// child counts are cached (see [`TableCache`]) and its heaviest open child weighs more
+    /// than all the other children together, that child's counts are the parent's minus its
+    /// siblings': counting the light siblings costs less than counting the heavy child.
+    pub fn tighten_split(&mut self, parent: NodeId, split: usize) -> bool {
+        let open = |g: &Self, c: NodeId| {
+            (g.nodes.get(c as usize)).is_some_and(|n| !(n.tightened || n.expanded || n.complete))
+        };
+        let rec = &self.nodes[parent as usize].splits[split];
+        let heaviest = (rec.children.iter().enumerate())
+            .filter(|(_, s)| open(self, s.node))
+            .max_by_key(|(_, s)| s.weight)
+            .map(|(v, s)| (v, s.weight));
+        let Some((heavy, heavy_weight)) = heaviest else {
+            return false;
+        };
+        let total: u64 = rec.children.iter().map(|s| s.weight).sum();
+        let by_subtraction = 2 * heavy_weight > total
+            && !self.nodes[parent as usize].features.is_empty()
+            && self.nodes[parent as usize].support.is_some()
+            && self.scratch.tables.contains(parent);
+        let (feature, kids): (u32, Vec<NodeId>) =
+            (rec.feature, rec.children.iter().map(|s| s.node).collect());
+        if !by_subtraction {
+            for &c in &kids {
+                if open(self, c) {
+                    self.tighten_with(c, parent);
+                }
+            }
+            return true;
+        }
+        // The heavy child's counts: the parent's, less each sibling's (counted, and looked
+        // ahead on when the sibling needs it).
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut heavy_table = std::mem::take(&mut scratch.heavy);
+        heavy_table.clear();
+        heavy_table.extend_from_slice(scratch.tables.get(parent).unwrap_or_default());
+        let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
+        let mut table = std::mem::take(&mut scratch.table);
+        let mut features = std::mem::take(&mut scratch.pool);
+        features.clear();
+        features.extend_from_slice(self.pool_of(parent));
+        for (v, &c) in kids.iter().enumerate().filter(|&(v, _)| v != heavy) {
+            if let Some(p) = &self.nodes[parent as usize].support {
+                p.and_into(self.data.rows_with(feature as usize, v), &mut rows);
+            }
+            let totals = self.class_totals(&rows);
+            scratch.counter.reset(self.data, &rows);
+            self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
+            for &f in &features {
+                let cells = self.offsets[f as usize]..self.offsets[f as usize + 1];
+                (heavy_table[cells.clone()].iter_mut())
+                    .zip(&table[cells])
+                    .for_each(|(h, x)| *h -= x);
+            }
+            if open(self, c) {
+                let look = self.look_ahead(&table, &totals, c, &features, &mut scratch.slots);
+                self.apply(c, look);
+            }
+        }
+        let k = self.data.n_classes();
+        let mut totals = vec![0; k];
+        if let Some(&f) = features.first() {
+            // The children of any feature's split add up to the rows' totals.
+            let cells = &heavy_table[self.offsets[f as usize]..self.offsets[f as usize + 1]];
+            for cell in cells.chunks_exact(k + 1) {
+                totals.iter_mut().zip(cell).for_each(|(t, c)| *t += c);
+            }
+        }
+        let c = kids[heavy];
+        let look = self.look_ahead(&heavy_table, &totals, c, &features, &mut scratch.slots);
+        self.apply(c, look);
+        (scratch.rows, scratch.table, scratch.heavy) = (rows, table, heavy_table);
+        scratch.pool = features;
+        self.scratch = scratch;
+        true
+    }
+
+    /// Records what a look-ahead learnt about a node.
+    fn apply(&mut self, id: NodeId, look: LookAhead) {
         let node = &mut self.nodes[id as usize];
         node.ub = node.ub.min(look.ub);
         if look.lb > node.lb {
@@ -332,88 +543,101 @@ impl<'d> Graph<'d> {
         }
         node.tightened = true;
         node.complete = node.ub <= node.lb;
-        true
     }
 
-    /// Fills `slots` with the child summaries of splitting `rows` (counted by `counter`, with
-    /// class `totals` over `count` rows) on feature `f` — the last child by subtraction — and
-    /// returns whether the split is worth considering: at least two non-empty children, none
-    /// below the minimum leaf size, and not [`Graph::dominated`].
-    fn split_summaries(
+    /// Fills `out` with the children's class totals and row counts of splitting `rows`
+    /// (counted by `counter`, with class `totals`) on feature `f`: one cell of
+    /// `n_classes + 1` entries per value, the last child by subtraction.
+    fn count_children(
         &self,
         rows: &Bitset,
         counter: &SubsetCounter,
         (totals, count): (&[u64], u64),
         f: usize,
-        slots: &mut Vec<Slot>,
-        (rest, child): (&mut [u64], &mut [u64]),
-    ) -> bool {
-        slots.clear();
+        out: &mut [u64],
+    ) {
+        let k = self.data.n_classes();
         let n_values = self.data.n_values(f);
-        if n_values < 2 {
-            return false;
+        let (body, last) = out.split_at_mut((n_values - 1) * (k + 1));
+        last[..k].copy_from_slice(totals);
+        last[k] = count;
+        for (v, cell) in body.chunks_exact_mut(k + 1).enumerate() {
+            cell[k] = self.child_totals(rows, counter, f, v, &mut cell[..k]);
+            last.iter_mut().zip(cell.iter()).for_each(|(r, x)| *r -= x);
         }
-        rest.copy_from_slice(totals);
-        let mut rest_count = count;
-        let (mut non_empty, mut too_small) = (0, false);
-        for v in 0..n_values {
-            let c = if v + 1 == n_values {
-                child.copy_from_slice(rest);
-                rest_count
-            } else {
-                let c = self.child_totals(rows, counter, f, v, child);
-                rest.iter_mut().zip(child.iter()).for_each(|(r, x)| *r -= x);
-                rest_count -= c;
-                c
-            };
-            non_empty += usize::from(c > 0);
-            too_small |= c > 0 && c < self.limits.min_samples_leaf;
-            let majority = child.iter().copied().max().unwrap_or(0);
-            slots.push(Slot {
-                node: NONE,
-                weight: child.iter().sum(),
-                majority,
-            });
-        }
-        let weight: u64 = totals.iter().sum();
-        let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
-        non_empty >= 2 && !too_small && !self.dominated(weight, largest)
     }
 
-    /// Upper bound for a subproblem, one level sharper than purification: a tree on these rows
-    /// is a leaf, or splits on some feature f into children whose subtrees are each worth at
-    /// most their own purification bound (exactly their leaf when they are closed). So the
-    /// bound is `max(leaf, max_f Σ_v ub0(child_v) − λ)`; with one level of depth left it is exact.
-    fn look_ahead(
+    /// Fills the rows' child counts (see [`Graph::count_children`]) for every feature of
+    /// `features` into `table`, laid out by [`Graph::offsets`].
+    fn count_table(
         &self,
         rows: &Bitset,
+        counter: &SubsetCounter,
         totals: &[u64],
-        depth_left: u32,
-        scratch: &mut Scratch,
+        features: &[u32],
+        table: &mut Vec<u64>,
+    ) {
+        table.resize(self.offsets[self.data.n_features()], 0);
+        let count = rows.count();
+        for &f in features {
+            let f = f as usize;
+            let cells = &mut table[self.offsets[f]..self.offsets[f + 1]];
+            self.count_children(rows, counter, (totals, count), f, cells);
+        }
+    }
+
+    /// Fills `slots` with the child summaries of feature `f`'s split from its `cells` (see
+    /// [`Graph::count_children`]) and returns whether the split is worth considering: at least
+    /// two non-empty children, none below the minimum leaf size, and not [`Graph::dominated`]
+    /// (see [`Usable`]).
+    fn split_summaries(&self, cells: &[u64], slots: &mut Vec<Slot>) -> Usable {
+        slots.clear();
+        let k = self.data.n_classes();
+        let (mut non_empty, mut too_small) = (0, false);
+        for cell in cells.chunks_exact(k + 1) {
+            let c = cell[k];
+            non_empty += usize::from(c > 0);
+            too_small |= c > 0 && c < self.limits.min_samples_leaf;
+            slots.push(Slot {
+                node: NONE,
+                weight: cell[..k].iter().sum(),
+                majority: cell[..k].iter().copied().max().unwrap_or(0),
+            });
+        }
+        let weight: u64 = slots.iter().map(|s| s.weight).sum();
+        let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
+        if non_empty < 2 || self.dominated(weight, largest) {
+            Usable::Never
+        } else if too_small {
+            Usable::NotHere
+        } else {
+            Usable::Yes
+        }
+    }
+
+    /// Upper bound for node `id` from its child counts `table` over `features`, one level
+    /// sharper than purification: a tree on these rows is a leaf, or splits on some feature f
+    /// into children whose subtrees are each worth at most their own purification bound
+    /// (exactly their leaf when they are closed). So the bound is
+    /// `max(leaf, max_f Σ_v ub0(child_v) − λ)`; with one level of depth left it is exact.
+    fn look_ahead(
+        &self,
+        table: &[u64],
+        totals: &[u64],
+        id: NodeId,
+        features: &[u32],
+        slots: &mut Vec<Slot>,
     ) -> LookAhead {
         let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
-        let child_depth = Self::child_depth(depth_left);
+        let child_depth = Self::child_depth(self.nodes[id as usize].depth_left);
         let mut best = leaf;
         let (mut stump_value, mut stump) = (leaf, NONE);
-        let count = rows.count();
-        scratch.counter.reset(self.data, rows);
-        scratch.rest.clear();
-        scratch.rest.extend_from_slice(totals);
-        scratch.child.clear();
-        scratch.child.extend_from_slice(totals);
-        let Scratch {
-            counter,
-            slots,
-            rest,
-            child,
-            ..
-        } = scratch;
-        for f in 0..self.data.n_features() {
-            let buffers = (&mut rest[..], &mut child[..]);
-            if !self.split_summaries(rows, counter, (totals, count), f, slots, buffers) {
+        let cost = self.scale.split_cost;
+        for &f in features {
+            let cells = &table[self.offsets[f as usize]..self.offsets[f as usize + 1]];
+            if self.split_summaries(cells, slots) != Usable::Yes {
                 continue;
             }
-            let cost = self.scale.split_cost;
             let bound: Score = slots
                 .iter()
                 .map(|c| self.summary_bounds(c, child_depth).0)
@@ -421,13 +645,22 @@ impl<'d> Graph<'d> {
             let as_leaves: Score = slots.iter().map(|c| self.scale.leaf(c.majority)).sum();
             best = best.max(bound - cost);
             if as_leaves - cost > stump_value {
-                (stump_value, stump) = (as_leaves - cost, f as u32);
+                (stump_value, stump) = (as_leaves - cost, f);
             }
         }
         LookAhead {
             ub: best,
             lb: stump_value,
             stump,
+        }
+    }
+
+    /// The features that node `id`'s children may try: those it found usable on some subset
+    /// of its rows once expanded, every searched feature for the root's origin (`NONE`).
+    fn pool_of(&self, id: NodeId) -> &[u32] {
+        match self.nodes.get(id as usize) {
+            Some(p) => &p.features,
+            None => &self.root_features,
         }
     }
 
@@ -505,6 +738,7 @@ impl<'d> Graph<'d> {
             tightened: false,
             stump: NONE,
             splits: Vec::new(),
+            features: Box::default(),
             next_same_hash: previous,
         });
         id
@@ -513,6 +747,10 @@ impl<'d> Graph<'d> {
     /// Creates the split records of an open node: one per feature that sends its rows to at
     /// least two children (each non-empty child holding at least `min_samples_leaf` rows), except
     /// those that already cannot beat the best one-level tree.
+    ///
+    /// Working buffers come from the scratch and what the node keeps is allocated once at its
+    /// exact size: temporaries interleaved with long-lived blocks would leave holes in the heap
+    /// that the memory accounting cannot see (a third of the process's memory on lymph-f).
     pub fn expand(&mut self, id: NodeId) {
         if self.nodes[id as usize].support.is_none() {
             let mut own = Bitset::empty(self.data.n_rows());
@@ -520,73 +758,104 @@ impl<'d> Graph<'d> {
             self.bytes += own.heap_bytes() + 16;
             self.nodes[id as usize].support = Some(own);
         }
+        let mut scratch = std::mem::take(&mut self.scratch);
         // A copy, because children created below may be checked against this node's rows.
-        let rows = self.nodes[id as usize]
-            .support
-            .clone()
-            .unwrap_or_else(|| self.data.all_rows());
+        let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
+        self.rows_into(id, &mut rows);
         let depth = self.nodes[id as usize].depth_left;
         let parent_totals = self.class_totals(&rows);
-        let parent_count = rows.count();
         let cost = self.scale.split_cost;
-        let mut candidates: Vec<(SplitRec, Score, Score)> = Vec::new();
-        let counter = SubsetCounter::new(self.data, &rows);
-        let mut slots = Vec::new();
-        let (mut rest, mut child) = (parent_totals.clone(), parent_totals.clone());
-        for f in 0..self.data.n_features() {
-            let scratch = (&mut rest[..], &mut child[..]);
-            let totals = (&parent_totals[..], parent_count);
-            if !self.split_summaries(&rows, &counter, totals, f, &mut slots, scratch) {
+        scratch.counter.reset(self.data, &rows);
+        scratch.candidates.clear();
+        scratch.flat.clear();
+        scratch.pool.clear();
+        scratch
+            .pool
+            .extend_from_slice(self.pool_of(self.nodes[id as usize].origin.0));
+        scratch.hereditary.clear();
+        // The node's child counts stay cached for a while: its children's look-aheads will
+        // want them (see `tighten_split`).
+        let mut table = std::mem::take(&mut scratch.table);
+        self.count_table(
+            &rows,
+            &scratch.counter,
+            &parent_totals,
+            &scratch.pool,
+            &mut table,
+        );
+        for &f32 in &scratch.pool {
+            let f = f32 as usize;
+            let cells = &table[self.offsets[f]..self.offsets[f + 1]];
+            let usable = self.split_summaries(cells, &mut scratch.slots);
+            if usable != Usable::Never {
+                scratch.hereditary.push(f32);
+            }
+            if usable != Usable::Yes {
                 // All rows in one child, a leaf too small, or the other children too light to
                 // pay for the split: dominated by not splitting.
                 continue;
             }
-            let slots = std::mem::take(&mut slots);
             let (mut ub, mut lb) = (-cost, -cost);
-            for slot in &slots {
+            for slot in scratch.slots.iter() {
                 let (u, l) = self.slot_bounds(slot, depth);
                 ub += u;
                 lb += l;
             }
-            let rec = SplitRec {
+            let start = scratch.flat.len();
+            scratch.flat.extend_from_slice(&scratch.slots);
+            scratch.candidates.push(Candidate {
                 feature: f as u32,
-                children: slots.into_boxed_slice(),
-            };
-            candidates.push((rec, ub, lb));
+                slots: start..scratch.flat.len(),
+                ub,
+                lb,
+            });
         }
         // Keep only splits that may still beat the best one-level tree (and that tree's split).
         let (mut incumbent, mut incumbent_split) = (self.nodes[id as usize].leaf, NONE as usize);
-        for (i, (_, _, lb)) in candidates.iter().enumerate() {
-            if *lb > incumbent {
-                (incumbent, incumbent_split) = (*lb, i);
+        for (i, c) in scratch.candidates.iter().enumerate() {
+            if c.lb > incumbent {
+                (incumbent, incumbent_split) = (c.lb, i);
             }
         }
-        let before = candidates.len();
-        let mut splits: Vec<SplitRec> = candidates
-            .into_iter()
-            .enumerate()
-            .filter(|(i, (_, ub, _))| *ub > incumbent || *i == incumbent_split)
-            .map(|(_, (rec, _, _))| rec)
-            .collect();
-        self.dominated_splits += (before - splits.len()) as u64;
+        let kept = |i: usize, c: &Candidate| c.ub > incumbent || i == incumbent_split;
+        let n_kept = (scratch.candidates.iter().enumerate())
+            .filter(|&(i, c)| kept(i, c))
+            .count();
+        self.dominated_splits += (scratch.candidates.len() - n_kept) as u64;
         // Children that may still split become nodes (shared with every other parent that
         // reaches the same rows); the others stay summaries.
         let child_depth = Self::child_depth(depth);
-        let mut child_rows = Bitset::empty(rows.len());
-        let mut check = Bitset::empty(rows.len());
-        for rec in &mut splits {
-            let f = rec.feature as usize;
-            for (v, slot) in rec.children.iter_mut().enumerate() {
+        let mut splits: Vec<SplitRec> = Vec::with_capacity(n_kept);
+        for (i, c) in scratch.candidates.iter().enumerate() {
+            if !kept(i, c) {
+                continue;
+            }
+            let f = c.feature as usize;
+            let mut children: Box<[Slot]> = Box::from(&scratch.flat[c.slots.clone()]);
+            for (v, slot) in children.iter_mut().enumerate() {
                 if !self.closed(slot.weight, slot.majority, child_depth) {
-                    rows.and_into(self.data.rows_with(f, v), &mut child_rows);
-                    let origin = (id, f as u32, v as u32);
-                    slot.node = self.node_for(&child_rows, *slot, child_depth, origin, &mut check);
+                    rows.and_into(self.data.rows_with(f, v), &mut scratch.child_rows);
+                    let origin = (id, c.feature, v as u32);
+                    let (child_rows, check) = (&scratch.child_rows, &mut scratch.check);
+                    slot.node = self.node_for(child_rows, *slot, child_depth, origin, check);
                 }
             }
+            splits.push(SplitRec {
+                feature: c.feature,
+                children,
+            });
         }
-        self.bytes += splits_bytes(&splits);
+        let features: Box<[u32]> = Box::from(&scratch.hereditary[..]);
+        scratch
+            .tables
+            .put(id, table.len(), |t| t.clone_from(&table));
+        scratch.table = table;
+        scratch.rows = rows;
+        self.scratch = scratch;
+        self.bytes += splits_bytes(&splits) + features_bytes(&features);
         let node = &mut self.nodes[id as usize];
         node.splits = splits;
+        node.features = features;
         node.expanded = true;
     }
 

@@ -26,16 +26,7 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<NodeId> {
         let (depth, top) = (node.depth_left, node.top as usize);
         // Sharpen the bounds of the top split's children before committing to it: the top
         // split may change once they are known better.
-        let kids: Vec<NodeId> = node.splits[top]
-            .children
-            .iter()
-            .map(|s| s.node)
-            .filter(|&c| c != NONE)
-            .collect();
-        let mut sharpened = false;
-        for c in kids {
-            sharpened |= g.tighten(c);
-        }
+        let sharpened = g.tighten_split(id, top);
         if sharpened {
             g.refresh(id);
             continue;

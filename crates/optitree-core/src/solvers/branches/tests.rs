@@ -54,6 +54,51 @@ proptest! {
     }
 }
 
+/// Appends a renamed copy of feature 0 (value v becomes `values − 1 − v`): it splits every
+/// subset exactly like feature 0, so the search keeps only one of the two.
+fn with_renamed_copy(inst: &oracle::Instance, values: u32) -> oracle::Instance {
+    let d = inst.n_features;
+    let mut codes = Vec::with_capacity(inst.n_rows * (d + 1));
+    for row in inst.codes.chunks_exact(d) {
+        codes.extend_from_slice(row);
+        codes.push(values - 1 - row[0]);
+    }
+    oracle::Instance {
+        n_rows: inst.n_rows,
+        n_features: d + 1,
+        codes,
+        labels: inst.labels.clone(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    /// Enough rows for the search to re-order them (`row_order`) and derive heavy children's
+    /// counts by subtraction (`tables`), labels that depend on the features (so optimal trees
+    /// split), many duplicate rows with conflicting labels, and a renamed duplicate column.
+    #[test]
+    fn matches_the_oracle_on_larger_data(
+        n in 257usize..700, d in 1usize..4, values in 2u32..4, classes in 2u32..4,
+        seed in any::<u64>(), noise in 0u64..4, weighted in any::<bool>(),
+        lambda in prop::sample::select(vec![(0u64, 1u64), (1, 1000), (1, 200), (1, 50)]),
+    ) {
+        let mut inst = oracle::random_instance(n, d, values, classes, seed);
+        for r in 0..n {
+            let row = &inst.codes[r * d..(r + 1) * d];
+            let clean = row.iter().take(2).sum::<u32>() % classes;
+            inst.labels[r] = if ((r as u64 * 2654435761) ^ seed) % 10 < noise { inst.labels[r] } else { clean };
+        }
+        let inst = with_renamed_copy(&inst, values);
+        let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
+        let data = dataset(&inst, weighted.then_some(&weights[..]));
+        let out = solve(&data, &config(lambda.0, lambda.1, None, 1), &Budget::unlimited(), None).expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, None, 1);
+        prop_assert_eq!(out.status, Status::Optimal);
+        prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
+        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+    }
+}
+
 #[test]
 fn xor_tie_goes_to_the_leaf() {
     // XOR on two features, 4 rows: the leaf (0.5) and the 3-split tree (1 − 3λ) tie at λ = 1/6.

@@ -1,0 +1,61 @@
+//! The order in which the search stores the rows.
+//!
+//! Row sets are bitsets, and counting a subset's children costs one step per non-empty 64-row
+//! word. Deep in the search a subset is a conjunction of a few feature values; if the rows are
+//! sorted by those values, its members sit together in few words. So the rows are sorted
+//! lexicographically by their codes, taking first the features a split on which classifies the
+//! most rows correctly (those the search is most likely to use near the root). On mushroom this
+//! roughly halves the words a depth-3 subset spans. Nothing in the objective depends on the
+//! order of the rows, so the search returns the same tree either way.
+
+use crate::data::Dataset;
+
+/// Fewest rows for which sorting pays: a handful of 64-row words has little to gain.
+pub const WORTH_SORTING: usize = 256;
+
+/// The row order (row `i` of the sorted data is row `order[i]` of `data`).
+pub fn clustered(data: &Dataset) -> Vec<usize> {
+    let mut features: Vec<(u64, usize)> = (0..data.n_features())
+        .map(|f| (one_split_correct(data, f), f))
+        .collect();
+    // Most useful first; the lower index first on ties (a stable, data-only order).
+    features.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let columns: Vec<&[u32]> = features.iter().map(|&(_, f)| data.column(f)).collect();
+    let mut order: Vec<usize> = (0..data.n_rows()).collect();
+    order.sort_by(|&a, &b| {
+        columns
+            .iter()
+            .map(|c| c[a].cmp(&c[b]))
+            .find(|o| o.is_ne())
+            .unwrap_or(a.cmp(&b))
+    });
+    order
+}
+
+/// Rows (unweighted) that a one-split tree on feature `f` classifies correctly.
+fn one_split_correct(data: &Dataset, f: usize) -> u64 {
+    let k = data.n_classes();
+    let mut counts = vec![0u64; data.n_values(f) * k];
+    for (&v, &label) in data.column(f).iter().zip(data.labels()) {
+        counts[v as usize * k + label as usize] += 1;
+    }
+    counts
+        .chunks_exact(k)
+        .map(|c| c.iter().copied().max().unwrap_or(0))
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_by_the_most_useful_feature_first() {
+        // Feature 1 predicts the label exactly, feature 0 does not: rows sort by feature 1,
+        // then by feature 0, then by index.
+        let codes = [1, 1, 0, 0, 1, 0, 0, 1, 0, 0];
+        let labels = [1, 0, 0, 1, 0];
+        let data = Dataset::new(&codes, 2, &labels, None, None, None).unwrap();
+        assert_eq!(clustered(&data), vec![1, 4, 2, 3, 0]);
+    }
+}

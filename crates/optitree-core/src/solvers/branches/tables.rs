@@ -1,0 +1,103 @@
+//! Recently computed child-count tables of expanded nodes.
+//!
+//! A node's table holds, for every feature its children may try, the class totals and row
+//! count of each child of that feature's split (see `Graph::count_children`). The table of an
+//! expanded node gives any one of its children's tables as the node's minus the other
+//! children's: when the heavy child of a split needs a look-ahead, the search counts its light
+//! siblings instead, which in clustered row order span far fewer words. Tables are kept up to
+//! a byte budget and evicted by the clock rule (a table used since the hand last passed it
+//! gets a second chance), which approximates least-recently-used at constant cost.
+
+use super::graph::NodeId;
+use crate::search::cache::FastMap;
+
+/// Bytes of tables kept at most.
+const BUDGET_BYTES: usize = 32 << 20;
+
+/// A clock-evicted cache of tables keyed by node.
+#[derive(Default)]
+pub struct TableCache {
+    entries: Vec<Entry>,
+    index: FastMap<NodeId, usize>,
+    hand: usize,
+    /// Sum of the tables' capacities, in bytes (kept, because the search asks every pass).
+    table_bytes: usize,
+}
+
+struct Entry {
+    node: NodeId,
+    used: bool,
+    table: Vec<u64>,
+}
+
+impl TableCache {
+    /// The cached table of `node`.
+    pub fn get(&mut self, node: NodeId) -> Option<&[u64]> {
+        let e = &mut self.entries[*self.index.get(&node)?];
+        e.used = true;
+        Some(&e.table)
+    }
+
+    /// Whether `node`'s table is cached.
+    pub fn contains(&self, node: NodeId) -> bool {
+        self.index.contains_key(&node)
+    }
+
+    /// Stores the table that `fill` writes as `node`'s, reusing an evicted table's buffer
+    /// when the cache is full.
+    pub fn put(&mut self, node: NodeId, table_len: usize, fill: impl FnOnce(&mut Vec<u64>)) {
+        let capacity = (BUDGET_BYTES / (8 * table_len.max(1))).max(1);
+        if self.entries.len() < capacity {
+            let mut table = Vec::new();
+            fill(&mut table);
+            self.table_bytes += table.capacity() * 8;
+            self.index.insert(node, self.entries.len());
+            self.entries.push(Entry {
+                node,
+                used: false,
+                table,
+            });
+            return;
+        }
+        while self.entries[self.hand].used {
+            self.entries[self.hand].used = false;
+            self.hand = (self.hand + 1) % self.entries.len();
+        }
+        let slot = self.hand;
+        self.hand = (self.hand + 1) % self.entries.len();
+        let e = &mut self.entries[slot];
+        self.index.remove(&e.node);
+        self.index.insert(node, slot);
+        (e.node, e.used) = (node, false);
+        self.table_bytes -= e.table.capacity() * 8;
+        fill(&mut e.table);
+        self.table_bytes += e.table.capacity() * 8;
+    }
+
+    /// Bytes held by the tables.
+    pub fn bytes(&self) -> usize {
+        self.table_bytes
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.index.capacity() * 9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evicts_a_table_not_used_since_the_hand_passed() {
+        let mut cache = TableCache::default();
+        let len = BUDGET_BYTES / 8 / 2; // room for two tables
+        let fill = |x: u64| move |t: &mut Vec<u64>| *t = vec![x; len];
+        cache.put(0, len, fill(0));
+        cache.put(1, len, fill(1));
+        assert!(cache.get(0).is_some()); // 0 gets a second chance, 1 goes
+        cache.put(2, len, fill(2));
+        assert!(!cache.contains(1));
+        assert_eq!(cache.get(0).map(|t| t[0]), Some(0));
+        assert_eq!(cache.get(2).map(|t| t[0]), Some(2));
+        assert!(cache.bytes() >= 2 * len * 8);
+    }
+}
