@@ -129,28 +129,45 @@ impl Dataset {
     /// The same data with its rows reordered: row `i` of the result is row `order[i]` of this
     /// one (labels and weights follow). `order` must be a permutation of `0..n_rows`.
     pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Dataset> {
-        if order.len() != self.n_rows {
-            return data_err!(
-                "a row order of {} entries for {} rows",
-                order.len(),
-                self.n_rows
-            );
-        }
-        let n_features = self.n_features();
-        let mut codes = Vec::with_capacity(self.n_rows * n_features);
+        let n = self.n_rows;
+        let mut seen = Bitset::empty(n);
         for &r in order {
-            codes.extend((0..n_features).map(|f| self.codes[f * self.n_rows + r]));
+            if r >= n || seen.contains(r) {
+                return data_err!("a row order must be a permutation of 0..{n}");
+            }
+            seen.insert(r);
+        }
+        if order.len() != n {
+            return data_err!("a row order of {} entries for {n} rows", order.len());
+        }
+        // Column by column, straight into the invariants `new` checks (they still hold).
+        let mut codes = Vec::with_capacity(self.codes.len());
+        let mut value_rows = vec![Bitset::empty(n); self.value_rows.len()];
+        for f in 0..self.n_features() {
+            let column = &self.codes[f * n..(f + 1) * n];
+            let sets = &mut value_rows[self.value_offset[f]..self.value_offset[f + 1]];
+            for (i, &r) in order.iter().enumerate() {
+                let c = column[r];
+                sets[c as usize].insert(i);
+                codes.push(c);
+            }
         }
         let labels: Vec<u32> = order.iter().map(|&r| self.labels[r]).collect();
-        let weights = (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect());
-        Dataset::new(
-            &codes,
-            n_features,
-            &labels,
-            Some(&self.n_values),
-            Some(self.n_classes),
-            weights,
-        )
+        let mut class_rows = vec![Bitset::empty(n); self.n_classes];
+        for (i, &l) in labels.iter().enumerate() {
+            class_rows[l as usize].insert(i);
+        }
+        Ok(Dataset {
+            n_rows: n,
+            n_classes: self.n_classes,
+            n_values: self.n_values.clone(),
+            value_offset: self.value_offset.clone(),
+            value_rows,
+            class_rows,
+            labels,
+            codes,
+            weights: (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect()),
+        })
     }
 
     /// Number of rows.

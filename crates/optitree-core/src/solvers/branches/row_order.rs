@@ -20,28 +20,38 @@ pub fn clustered(data: &Dataset) -> Vec<usize> {
         .collect();
     // Most useful first; the lower index first on ties (a stable, data-only order).
     features.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let columns: Vec<&[u32]> = features.iter().map(|&(_, f)| data.column(f)).collect();
+    // Sort keys: the codes packed into 128 bits, most useful feature in the highest bits, as
+    // many features as fit (a sort by key is several times faster than comparing columns).
+    let mut keys = vec![0u128; data.n_rows()];
+    let mut bits_left = 128u32;
+    for &(_, f) in &features {
+        let width = usize::BITS - (data.n_values(f).max(2) - 1).leading_zeros();
+        if width > bits_left {
+            break;
+        }
+        bits_left -= width;
+        for (key, &code) in keys.iter_mut().zip(data.column(f)) {
+            *key = (*key << width) | u128::from(code);
+        }
+    }
     let mut order: Vec<usize> = (0..data.n_rows()).collect();
-    order.sort_by(|&a, &b| {
-        columns
-            .iter()
-            .map(|c| c[a].cmp(&c[b]))
-            .find(|o| o.is_ne())
-            .unwrap_or(a.cmp(&b))
-    });
+    // Stable: rows with equal keys keep their input order.
+    order.sort_by_key(|&r| keys[r]);
     order
 }
 
 /// Rows (unweighted) that a one-split tree on feature `f` classifies correctly.
 fn one_split_correct(data: &Dataset, f: usize) -> u64 {
-    let k = data.n_classes();
-    let mut counts = vec![0u64; data.n_values(f) * k];
-    for (&v, &label) in data.column(f).iter().zip(data.labels()) {
-        counts[v as usize * k + label as usize] += 1;
-    }
-    counts
-        .chunks_exact(k)
-        .map(|c| c.iter().copied().max().unwrap_or(0))
+    (0..data.n_values(f))
+        .map(|v| {
+            (0..data.n_classes())
+                .map(|k| {
+                    data.rows_with(f, v)
+                        .intersection_count(data.rows_of_class(k))
+                })
+                .max()
+                .unwrap_or(0)
+        })
         .sum()
 }
 
