@@ -432,8 +432,7 @@ impl<'d> Graph<'d> {
 
     /// Sharpens a node's upper bound with the one-split look-ahead (once per node; expanded
     /// nodes have exact split sums already), trying the features of `pool`, which must contain
-    /// every feature usable on the node's rows. Returns whether anything was computed; the
-    /// node's child counts are then in the scratch's `table`.
+    /// every feature usable on the node's rows. Returns whether anything was computed.
     fn tighten_with(&mut self, id: NodeId, pool: NodeId) -> bool {
         let node = &self.nodes[id as usize];
         if node.tightened || node.expanded || node.complete {
