@@ -53,15 +53,10 @@ pub fn factorize_columns(cells: &[i64], n_cols: usize, max_span: u64) -> Option<
         }
         labels.push(present);
     }
-    let codes = cells
-        .chunks_exact(n_cols)
-        .flat_map(|row| {
-            row.iter()
-                .enumerate()
-                .map(|(j, &c)| rank[j][(c - low[j]) as usize])
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let mut codes = Vec::with_capacity(cells.len());
+    for row in cells.chunks_exact(n_cols) {
+        codes.extend((row.iter().enumerate()).map(|(j, &c)| rank[j][(c - low[j]) as usize]));
+    }
     Some(Factorized { codes, labels })
 }
 
