@@ -121,6 +121,8 @@ pub struct Scratch {
     tables: TableCache,
     /// The counts of the child a look-ahead derives by subtraction.
     heavy: Vec<u64>,
+    /// The children of the split being tightened.
+    kids: Vec<NodeId>,
     /// An expansion's candidate splits, their child summaries one after another in `flat`.
     candidates: Vec<Candidate>,
     flat: Vec<Slot>,
@@ -148,6 +150,7 @@ impl Default for Scratch {
             table: Vec::new(),
             tables: TableCache::default(),
             heavy: Vec::new(),
+            kids: Vec::new(),
             candidates: Vec::new(),
             flat: Vec::new(),
             pool: Vec::new(),
@@ -431,9 +434,10 @@ impl<'d> Graph<'d> {
     }
 
     /// Sharpens a node's upper bound with the one-split look-ahead (once per node; expanded
-    /// nodes have exact split sums already), trying the features of `pool`, which must contain
-    /// every feature usable on the node's rows. Returns whether anything was computed.
-    fn tighten_with(&mut self, id: NodeId, pool: NodeId) -> bool {
+    /// nodes have exact split sums already), trying the features `pool_owner` keeps for its
+    /// children (see [`Graph::pool_of`]), which must include every feature usable on the
+    /// node's rows. Returns whether anything was computed.
+    fn tighten_with(&mut self, id: NodeId, pool_owner: NodeId) -> bool {
         let node = &self.nodes[id as usize];
         if node.tightened || node.expanded || node.complete {
             return false;
@@ -442,7 +446,7 @@ impl<'d> Graph<'d> {
         let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
         self.rows_into(id, &mut rows);
         let totals = self.class_totals(&rows);
-        let features = self.pool_of(pool);
+        let features = self.pool_of(pool_owner);
         scratch.counter.reset(self.data, &rows);
         let mut table = std::mem::take(&mut scratch.table);
         self.count_table(&rows, &scratch.counter, &totals, features, &mut table);
@@ -475,14 +479,17 @@ impl<'d> Graph<'d> {
             && !self.nodes[parent as usize].features.is_empty()
             && self.nodes[parent as usize].support.is_some()
             && self.scratch.tables.contains(parent);
-        let (feature, kids): (u32, Vec<NodeId>) =
-            (rec.feature, rec.children.iter().map(|s| s.node).collect());
+        let feature = rec.feature;
+        let mut kids = std::mem::take(&mut self.scratch.kids);
+        kids.clear();
+        kids.extend(rec.children.iter().map(|s| s.node));
         if !by_subtraction {
             for &c in &kids {
                 if open(self, c) {
                     self.tighten_with(c, parent);
                 }
             }
+            self.scratch.kids = kids;
             return true;
         }
         // The heavy child's counts: the parent's, less each sibling's (counted, and looked
@@ -527,7 +534,7 @@ impl<'d> Graph<'d> {
         let look = self.look_ahead(&heavy_table, &totals, c, &features, &mut scratch.slots);
         self.apply(c, look);
         (scratch.rows, scratch.table, scratch.heavy) = (rows, table, heavy_table);
-        scratch.pool = features;
+        (scratch.pool, scratch.kids) = (features, kids);
         self.scratch = scratch;
         true
     }
@@ -845,10 +852,7 @@ impl<'d> Graph<'d> {
             });
         }
         let features: Box<[u32]> = Box::from(&scratch.hereditary[..]);
-        scratch
-            .tables
-            .put(id, table.len(), |t| t.clone_from(&table));
-        scratch.table = table;
+        scratch.table = scratch.tables.put(id, table);
         scratch.rows = rows;
         self.scratch = scratch;
         self.bytes += splits_bytes(&splits) + features_bytes(&features);

@@ -43,21 +43,19 @@ impl TableCache {
         self.index.contains_key(&node)
     }
 
-    /// Stores the table that `fill` writes as `node`'s, reusing an evicted table's buffer
-    /// when the cache is full.
-    pub fn put(&mut self, node: NodeId, table_len: usize, fill: impl FnOnce(&mut Vec<u64>)) {
-        let capacity = (BUDGET_BYTES / (8 * table_len.max(1))).max(1);
+    /// Stores `table` as `node`'s; returns a buffer to reuse for the next table (the evicted
+    /// table's when the cache is full, so no table is copied or freed).
+    pub fn put(&mut self, node: NodeId, table: Vec<u64>) -> Vec<u64> {
+        let capacity = (BUDGET_BYTES / (8 * table.len().max(1))).max(1);
+        self.table_bytes += table.capacity() * 8;
         if self.entries.len() < capacity {
-            let mut table = Vec::new();
-            fill(&mut table);
-            self.table_bytes += table.capacity() * 8;
             self.index.insert(node, self.entries.len());
             self.entries.push(Entry {
                 node,
                 used: false,
                 table,
             });
-            return;
+            return Vec::new();
         }
         while self.entries[self.hand].used {
             self.entries[self.hand].used = false;
@@ -69,16 +67,16 @@ impl TableCache {
         self.index.remove(&e.node);
         self.index.insert(node, slot);
         (e.node, e.used) = (node, false);
-        self.table_bytes -= e.table.capacity() * 8;
-        fill(&mut e.table);
-        self.table_bytes += e.table.capacity() * 8;
+        let evicted = std::mem::replace(&mut e.table, table);
+        self.table_bytes -= evicted.capacity() * 8;
+        evicted
     }
 
     /// Bytes held by the tables.
     pub fn bytes(&self) -> usize {
         self.table_bytes
             + self.entries.capacity() * std::mem::size_of::<Entry>()
-            + self.index.capacity() * 9
+            + self.index.capacity() * (std::mem::size_of::<(NodeId, usize)>() + 1) * 8 / 7
     }
 }
 
@@ -90,11 +88,10 @@ mod tests {
     fn evicts_a_table_not_used_since_the_hand_passed() {
         let mut cache = TableCache::default();
         let len = BUDGET_BYTES / 8 / 2; // room for two tables
-        let fill = |x: u64| move |t: &mut Vec<u64>| *t = vec![x; len];
-        cache.put(0, len, fill(0));
-        cache.put(1, len, fill(1));
+        assert!(cache.put(0, vec![0; len]).is_empty());
+        assert!(cache.put(1, vec![1; len]).is_empty());
         assert!(cache.get(0).is_some()); // 0 gets a second chance, 1 goes
-        cache.put(2, len, fill(2));
+        assert_eq!(cache.put(2, vec![2; len]).first(), Some(&1));
         assert!(!cache.contains(1));
         assert_eq!(cache.get(0).map(|t| t[0]), Some(0));
         assert_eq!(cache.get(2).map(|t| t[0]), Some(2));
