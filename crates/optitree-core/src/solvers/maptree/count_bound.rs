@@ -39,6 +39,35 @@ pub struct CountBound<'m> {
     max_b: usize,
     /// `table[d][a * (max_b + 1) + b]` for depths 0..=MAX_DEPTH.
     table: Vec<Vec<f64>>,
+    /// `parts[d][a * (max_b + 1) + b]`: the cheapest count partition into two children at
+    /// depth `d + 1` (the split term of `g` without its prior), same layout.
+    parts: Vec<Vec<f64>>,
+}
+
+/// Lower bounds on the number of features that divide a subset of a node, from the node's
+/// features alone: a subset that leaves out fewer of the node's rows than a feature's smaller
+/// side still holds rows of both sides, so that feature divides it.
+pub struct ValidFloor {
+    /// Rows of the node.
+    total: u64,
+    /// Smaller side of every feature that divides the node, ascending.
+    minorities: Vec<u64>,
+}
+
+impl ValidFloor {
+    /// The floor for a node of `total` rows whose dividing features have `= 1` sides of the
+    /// given sizes.
+    pub fn new(total: u64, ones: impl Iterator<Item = u64>) -> Self {
+        let mut minorities: Vec<u64> = ones.map(|n1| n1.min(total - n1)).collect();
+        minorities.sort_unstable();
+        ValidFloor { total, minorities }
+    }
+
+    /// At least this many features divide every subset of `size` rows of the node.
+    pub fn of_subset(&self, size: u64) -> usize {
+        let left_out = self.total.saturating_sub(size);
+        self.minorities.len() - self.minorities.partition_point(|&s| s <= left_out)
+    }
 }
 
 /// Size of the largest group of rows whose feature vectors are identical.
@@ -62,6 +91,7 @@ impl<'m> CountBound<'m> {
             max_a,
             max_b,
             table: Vec::new(),
+            parts: Vec::new(),
         };
         let width = max_b + 1;
         // The closed form one level below the table, tabulated too: the recursion reads each
@@ -73,22 +103,28 @@ impl<'m> CountBound<'m> {
             }
         }
         let mut levels = vec![Vec::new(); MAX_DEPTH as usize + 1];
+        let mut parts = vec![Vec::new(); MAX_DEPTH as usize + 1];
         for d in (0..=MAX_DEPTH).rev() {
             let mut level = vec![0.0; (max_a + 1) * width];
+            let mut level_parts = vec![f64::INFINITY; (max_a + 1) * width];
             {
                 let deeper = levels.get(d as usize + 1).unwrap_or(&below_table);
                 for a in 0..=max_a {
                     for b in 0..=max_b {
                         if a + b > 0 {
                             let below = |a: usize, b: usize| deeper[a * width + b];
-                            level[a * width + b] = bound.recurse(d, a, b, below);
+                            let (value, split) = bound.recurse(d, a, b, below);
+                            level[a * width + b] = value;
+                            level_parts[a * width + b] = split;
                         }
                     }
                 }
             }
             levels[d as usize] = level;
+            parts[d as usize] = level_parts;
         }
         bound.table = levels;
+        bound.parts = parts;
         bound
     }
 
@@ -117,11 +153,18 @@ impl<'m> CountBound<'m> {
         self.leaf(d, a, b).min(split)
     }
 
-    /// One level of the recursion, with `below(a', b')` bounding a child one level deeper.
-    fn recurse(&self, d: u32, a: usize, b: usize, below: impl Fn(usize, usize) -> f64) -> f64 {
+    /// One level of the recursion, with `below(a', b')` bounding a child one level deeper:
+    /// `g` and its cheapest partition (infinite when the rows cannot be split).
+    fn recurse(
+        &self,
+        d: u32,
+        a: usize,
+        b: usize,
+        below: impl Fn(usize, usize) -> f64,
+    ) -> (f64, f64) {
         let leaf = self.leaf(d, a as u64, b as u64);
         if a + b < 2 {
-            return leaf;
+            return (leaf, f64::INFINITY);
         }
         let mut parts = f64::INFINITY;
         for a1 in 0..=a {
@@ -135,7 +178,7 @@ impl<'m> CountBound<'m> {
             }
         }
         let split = -self.model.log_split(d) + self.phi((a + b) as u64) + parts;
-        leaf.min(split)
+        (leaf.min(split), parts)
     }
 
     /// `g(d, a, b)`: a lower bound on the cost of any subtree at depth `d` with counts `(a, b)`.
@@ -147,20 +190,39 @@ impl<'m> CountBound<'m> {
         }
     }
 
+    /// [`Self::subtree`] for a subproblem known to be divided by at least `n_valid` features:
+    /// its leaf surely pays the leaf prior and a split pays at least `ln n_valid`.
+    pub fn subtree_divided(&self, d: u32, a: u64, b: u64, n_valid: usize) -> f64 {
+        if n_valid == 0 {
+            return self.subtree(d, a, b);
+        }
+        let leaf = self.model.leaf_cost(d, true, &[a, b]);
+        let parts = if d <= MAX_DEPTH && (a as usize) <= self.max_a && (b as usize) <= self.max_b {
+            self.parts[d as usize][a as usize * (self.max_b + 1) + b as usize]
+        } else {
+            -self.model.log_likelihood_perfect(&[a, b])
+        };
+        let features = self.phi(a + b).max((n_valid as f64).ln());
+        leaf.min(-self.model.log_split(d) + features + parts)
+    }
+
     /// Lower bound of a fresh splittable node at `depth` with counts `(a, b)`: its own leaf, or
     /// its cheapest real split (`children`: the counts of each valid feature's `= 1` side) with
-    /// both children bounded by counts.
+    /// both children bounded by counts and by the features `floor` says must divide them.
     pub fn look_ahead(
         &self,
         depth: u32,
         (a, b): (u64, u64),
         children: impl Iterator<Item = (u64, u64)>,
         n_valid: usize,
+        floor: &ValidFloor,
     ) -> f64 {
         let leaf = self.model.leaf_cost(depth, true, &[a, b]);
         let mut best = f64::INFINITY;
         for (a1, b1) in children {
-            let v = self.subtree(depth + 1, a1, b1) + self.subtree(depth + 1, a - a1, b - b1);
+            let (a0, b0) = (a - a1, b - b1);
+            let v = self.subtree_divided(depth + 1, a1, b1, floor.of_subset(a1 + b1))
+                + self.subtree_divided(depth + 1, a0, b0, floor.of_subset(a0 + b0));
             best = best.min(v);
         }
         let split =
@@ -183,7 +245,7 @@ mod tests {
             if d > MAX_DEPTH {
                 return bound.closed(d, a as u64, b as u64);
             }
-            bound.recurse(d, a, b, |x, y| g(bound, d + 1, x, y))
+            bound.recurse(d, a, b, |x, y| g(bound, d + 1, x, y)).0
         }
         for (a, b) in [(1, 0), (0, 1), (2, 1), (3, 3), (6, 5)] {
             for d in [0, 3, MAX_DEPTH] {

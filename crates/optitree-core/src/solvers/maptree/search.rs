@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use super::count_bound::{largest_group, CountBound};
+use super::count_bound::{largest_group, CountBound, ValidFloor};
 use super::graph::{Graph, NONE};
 use super::model::Posterior;
 use super::small::{SmallProblem, SMALL_ROWS};
@@ -337,7 +337,10 @@ impl<'a> Search<'a> {
                     } else {
                         // Both are lower bounds; the look-ahead is usually far tighter.
                         let parent = (counts[0], counts[1]);
-                        let look = bound.look_ahead(depth, parent, children.into_iter(), n_valid);
+                        let ones = children.iter().map(|&(a1, b1)| a1 + b1);
+                        let floor = ValidFloor::new(total, ones);
+                        let look =
+                            bound.look_ahead(depth, parent, children.into_iter(), n_valid, &floor);
                         (perfect_split.max(look), n_valid)
                     }
                 }

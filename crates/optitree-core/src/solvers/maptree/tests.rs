@@ -242,7 +242,7 @@ fn expansion_limit_returns_bounds_and_a_tree() {
 /// subsets and depths, four (α, β, ρ) settings.
 #[test]
 fn count_bound_and_look_ahead_are_admissible() {
-    use super::count_bound::{largest_group, CountBound};
+    use super::count_bound::{largest_group, CountBound, ValidFloor};
     let mut rng = crate::search::SplitMix::new(5);
     let mut checked = 0;
     for case in 0..120 {
@@ -287,7 +287,13 @@ fn count_bound_and_look_ahead_are_admissible() {
                 let b1 = rows.intersection_count3(ones, data.rows_of_class(1));
                 (rows.intersection_count(ones) - b1, b1)
             });
-            let look = bound.look_ahead(depth, (c[0], c[1]), children, valid.len());
+            let floor = ValidFloor::new(
+                total,
+                valid
+                    .iter()
+                    .map(|&g| rows.intersection_count(data.rows_with(g, 1))),
+            );
+            let look = bound.look_ahead(depth, (c[0], c[1]), children, valid.len(), &floor);
             assert!(
                 look <= exact,
                 "case {case}: look-ahead {look} > optimum {exact}"
@@ -296,4 +302,42 @@ fn count_bound_and_look_ahead_are_admissible() {
         }
     }
     assert!(checked > 500, "only {checked} splittable subsets checked");
+}
+
+/// The valid-feature floor of a node never exceeds the number of features that divide any subset
+/// of the node's rows of the size it is asked about.
+#[test]
+fn valid_floor_is_below_every_subsets_dividing_features() {
+    use super::count_bound::ValidFloor;
+    let mut rng = crate::search::SplitMix::new(9);
+    let mut tight = 0;
+    for _ in 0..300 {
+        let n = 2 + rng.below(20);
+        let f = 1 + rng.below(8);
+        let x: Vec<Vec<u32>> = (0..n)
+            .map(|_| (0..f).map(|_| u32::from(rng.below(5) > 0)).collect())
+            .collect();
+        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+        let data = dataset(&refs, &vec![0; n], 2);
+        let dividing = |rows: &Bitset| {
+            let total = rows.count();
+            (0..f)
+                .map(|g| rows.intersection_count(data.rows_with(g, 1)))
+                .filter(|&k| k > 0 && k < total)
+                .collect::<Vec<u64>>()
+        };
+        let node = Bitset::from_indices(n, (0..n).filter(|_| rng.below(4) > 0));
+        let floor = ValidFloor::new(node.count(), dividing(&node).into_iter());
+        for _ in 0..20 {
+            let subset = Bitset::from_indices(n, node.iter().filter(|_| rng.below(6) > 0));
+            let size = subset.count();
+            let divides = dividing(&subset).len();
+            assert!(
+                floor.of_subset(size) <= divides,
+                "{x:?} {node:?} {subset:?}"
+            );
+            tight += usize::from(floor.of_subset(size) > 0);
+        }
+    }
+    assert!(tight > 500, "the floor was positive only {tight} times");
 }
