@@ -341,3 +341,46 @@ fn valid_floor_is_below_every_subsets_dividing_features() {
     }
     assert!(tight > 500, "the floor was positive only {tight} times");
 }
+
+/// The fast mode's tabulated terms agree with the formulas (up to rounding), for two and three
+/// classes, inside and beyond the tables.
+#[test]
+fn tabulated_terms_match_the_formulas() {
+    for rho in [vec![2.5, 2.5], vec![0.3, 1.7], vec![0.5, 1.0, 2.0]] {
+        let plain = Posterior::new(0.9, 0.7, rho.clone()).unwrap();
+        let mut tabulated = plain.clone();
+        tabulated.tabulate(40, 6, 5);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(1.0);
+        for depth in [0, 1, 4, 5, 9] {
+            assert!(close(plain.log_split(depth), tabulated.log_split(depth)));
+            assert!(close(
+                plain.log_leaf_splittable(depth),
+                tabulated.log_leaf_splittable(depth)
+            ));
+            for n_valid in [1, 6, 7, 100] {
+                let (p, t) = (
+                    plain.split_penalty(depth, n_valid),
+                    tabulated.split_penalty(depth, n_valid),
+                );
+                assert!(close(p, t));
+            }
+        }
+        for counts in [
+            vec![0, 0, 0],
+            vec![3, 0, 9],
+            vec![17, 23, 0],
+            vec![40, 1, 30],
+        ] {
+            let counts = &counts[..rho.len()];
+            assert!(close(
+                plain.log_likelihood(counts),
+                tabulated.log_likelihood(counts)
+            ));
+            let (p, t) = (
+                plain.log_likelihood_perfect(counts),
+                tabulated.log_likelihood_perfect(counts),
+            );
+            assert!(close(p, t), "{counts:?}: {p} vs {t}");
+        }
+    }
+}
