@@ -60,8 +60,10 @@ class MAPTreeClassifier(BaseTreeClassifier):
         do not touch). "fast" finds the same optimum with tighter admissible bounds (each fresh
         node knows which features divide it: an unsplittable node is settled at once, and the
         leaf prior and the ``ln |V|`` split factor enter its bound; with two classes it also
-        looks one split ahead, bounding each child from its class counts) and solves nodes of
-        at most 12 rows exactly; among equally probable trees it may return a different one.
+        looks one split ahead, bounding each child from its class counts and the features that
+        surely divide it), evaluates a node's splits lazily, most promising first, and solves
+        nodes of at most 12 rows exactly; among equally probable trees it may return a
+        different one.
 
     Attributes
     ----------

@@ -47,6 +47,7 @@ pub struct CountBound<'m> {
 /// Lower bounds on the number of features that divide a subset of a node, from the node's
 /// features alone: a subset that leaves out fewer of the node's rows than a feature's smaller
 /// side still holds rows of both sides, so that feature divides it.
+#[derive(Debug, Default)]
 pub struct ValidFloor {
     /// Rows of the node.
     total: u64,
@@ -58,9 +59,17 @@ impl ValidFloor {
     /// The floor for a node of `total` rows whose dividing features have `= 1` sides of the
     /// given sizes.
     pub fn new(total: u64, ones: impl Iterator<Item = u64>) -> Self {
-        let mut minorities: Vec<u64> = ones.map(|n1| n1.min(total - n1)).collect();
-        minorities.sort_unstable();
-        ValidFloor { total, minorities }
+        let mut floor = ValidFloor::default();
+        floor.reset(total, ones);
+        floor
+    }
+
+    /// Makes this the floor of another node (reusing the buffer).
+    pub fn reset(&mut self, total: u64, ones: impl Iterator<Item = u64>) {
+        self.total = total;
+        self.minorities.clear();
+        self.minorities.extend(ones.map(|n1| n1.min(total - n1)));
+        self.minorities.sort_unstable();
     }
 
     /// At least this many features divide every subset of `size` rows of the node.
@@ -132,7 +141,7 @@ impl<'m> CountBound<'m> {
         let groups = m.div_ceil(self.largest_group);
         // ⌈log2 k⌉ for k ≥ 1.
         let bits = u64::BITS - (groups.max(1) - 1).leading_zeros();
-        f64::from(bits.max(1)).ln()
+        self.model.ln_count(bits.max(1) as usize)
     }
 
     /// The leaf term: the prior is certain only when the rows cannot all be identical.
@@ -202,8 +211,14 @@ impl<'m> CountBound<'m> {
         } else {
             -self.model.log_likelihood_perfect(&[a, b])
         };
-        let features = self.phi(a + b).max((n_valid as f64).ln());
+        let features = self.phi(a + b).max(self.model.ln_count(n_valid));
         leaf.min(-self.model.log_split(d) + features + parts)
+    }
+
+    /// [`Self::subtree_divided`] less the rounding slack of its `a + b` rows: safely below the
+    /// exact cost however that cost's terms are summed.
+    pub fn subtree_divided_lower(&self, d: u32, a: u64, b: u64, n_valid: usize) -> f64 {
+        self.subtree_divided(d, a, b, n_valid) - SLACK_PER_ROW * (a + b) as f64
     }
 
     /// Lower bound of a fresh splittable node at `depth` with counts `(a, b)`: its own leaf, or

@@ -17,7 +17,8 @@ use crate::search::Arena;
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
 
-/// A subproblem: the best subtree for a row subset rooted at a depth.
+/// A subproblem: the best subtree for a row subset rooted at a depth. Most OR nodes are never
+/// expanded, so what only expanded nodes need lives in their [`Expansion`].
 #[derive(Debug, Clone)]
 pub struct OrNode {
     pub lb: f64,
@@ -26,16 +27,6 @@ pub struct OrNode {
     pub expanded: bool,
     /// Closed by the exact small-subproblem solver (fast mode): bounds are exact, no children.
     pub exact: bool,
-    /// The AND child achieving `lb` (NONE when the leaf, i.e. `ub`, does).
-    pub best_lb: u32,
-    /// The AND child achieving `ub` (NONE when the leaf is best).
-    pub best_ub: u32,
-    /// AND children occupy `first_child .. first_child + n_children` (ascending features).
-    pub first_child: u32,
-    pub n_children: u32,
-    /// Number of features that divide the node (its split penalty's `|V|`); the fast mode does
-    /// not materialise splits that can never be best, so this can exceed `n_children`.
-    pub n_valid: u32,
     /// Head of the parent list: `and_id * 2 + side`, or NONE.
     pub first_parent: u32,
     /// Origin: the OR node first split to reach this one, and how (`feature * 2 + side`).
@@ -43,9 +34,32 @@ pub struct OrNode {
     pub origin_split: u32,
     /// Next node with the same cache hash.
     pub next_same_hash: u32,
+    /// Its expansion record (NONE until expanded).
+    pub expansion: u32,
+}
+
+/// What an expanded OR node knows about its splits.
+#[derive(Debug, Clone)]
+pub struct Expansion {
+    /// The AND child achieving `lb` (NONE when the leaf, i.e. `ub`, does; DEFERRED when the
+    /// splits not yet materialised do).
+    pub best_lb: u32,
+    /// The AND child achieving `ub` (NONE when the leaf is best).
+    pub best_ub: u32,
+    /// AND children, as runs `(first, count)` of consecutive ids (ascending features in a run).
+    pub runs: Vec<(u32, u32)>,
+    /// Number of features that divide the node (its split penalty's `|V|`); the fast mode does
+    /// not materialise every split, so this can exceed the number of AND children.
+    pub n_valid: u32,
+    /// Fast mode: a lower bound on every split neither materialised nor pruned (infinite when
+    /// there is none). When it is the node's lower bound, the node is expanded further.
+    pub deferred: f64,
     /// Stamp of the last propagation that visited this node.
     pub visited: u32,
 }
+
+/// Marks "the deferred splits" in [`Expansion::best_lb`].
+pub const DEFERRED: u32 = u32::MAX - 1;
 
 impl OrNode {
     /// Solved nodes have equal bounds (exact floating-point equality, as in the reference).
@@ -70,6 +84,7 @@ pub struct Graph<'a> {
     pub data: &'a Dataset,
     pub or: Arena<OrNode>,
     pub and: Arena<AndNode>,
+    pub expansions: Vec<Expansion>,
     cache: FastMap<u64, u32>,
     /// Hash-equal but different subsets met (kept apart, as they must be).
     pub hash_collisions: u64,
@@ -96,6 +111,7 @@ impl<'a> Graph<'a> {
             data,
             or: Arena::new(),
             and: Arena::new(),
+            expansions: Vec::new(),
             cache: FastMap::default(),
             hash_collisions: 0,
         };
@@ -110,18 +126,48 @@ impl<'a> Graph<'a> {
             depth,
             expanded: false,
             exact: false,
-            best_lb: NONE,
-            best_ub: NONE,
-            first_child: 0,
-            n_children: 0,
-            n_valid: 0,
             first_parent: NONE,
             origin,
             origin_split,
             next_same_hash: NONE,
-            visited: 0,
+            expansion: NONE,
         });
         id as u32
+    }
+
+    /// Marks `id` expanded with `n_valid` dividing features and no splits yet.
+    pub fn mark_expanded(&mut self, id: u32, n_valid: usize) {
+        let record = self.expansions.len() as u32;
+        self.expansions.push(Expansion {
+            best_lb: NONE,
+            best_ub: NONE,
+            runs: Vec::new(),
+            n_valid: n_valid as u32,
+            deferred: f64::INFINITY,
+            visited: 0,
+        });
+        let o = &mut self.or[id as usize];
+        o.expanded = true;
+        o.expansion = record;
+    }
+
+    /// The expansion record of expanded node `id`.
+    pub fn exp(&self, id: u32) -> &Expansion {
+        &self.expansions[self.or[id as usize].expansion as usize]
+    }
+
+    /// The expansion record of expanded node `id`, mutable.
+    pub fn exp_mut(&mut self, id: u32) -> &mut Expansion {
+        let record = self.or[id as usize].expansion as usize;
+        &mut self.expansions[record]
+    }
+
+    /// The AND children of expanded node `id`, in materialisation order.
+    pub fn splits_of(&self, id: u32) -> impl Iterator<Item = u32> + '_ {
+        self.exp(id)
+            .runs
+            .iter()
+            .flat_map(|&(first, n)| first..first + n)
     }
 
     /// The rows of OR node `id`, rebuilt from its origin chain.
@@ -207,6 +253,9 @@ impl<'a> Graph<'a> {
     /// new tables are alive together, and the memory limit must hold through that peak too.
     pub fn memory(&self) -> usize {
         let table = self.cache.capacity() * (std::mem::size_of::<(u64, u32)>() + 1);
-        self.or.bytes() + self.and.bytes() + 2 * table
+        // A run list is one small heap block: four runs plus the allocator's header.
+        let records = self.expansions.capacity() * std::mem::size_of::<Expansion>()
+            + self.expansions.len() * 48;
+        self.or.bytes() + self.and.bytes() + records + 2 * table
     }
 }

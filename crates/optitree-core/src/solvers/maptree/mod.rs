@@ -106,6 +106,9 @@ pub fn solve(
     stats.set_count("repairs", search.repairs);
     stats.set_count("exact_closures", search.exact_closures);
     stats.set_count("pruned_splits", search.pruned_splits);
+    stats.set_count("deferred_splits", search.deferred_splits);
+    stats.set_count("reexpansions", search.reexpansions);
+    stats.set_count("evaluated_splits", search.evaluated_splits);
     stats.set_count("memory_bytes", search.graph.memory() as u64);
     stats.set_real("seconds", budget.elapsed());
     Ok(Outcome {
@@ -134,10 +137,10 @@ fn extract(search: &Search<'_>, id: u32, rows: &Bitset, text: &mut String) -> No
         small.text(o.depth, text);
         return small.tree(o.depth);
     }
-    if !o.expanded || o.n_children == 0 || o.best_ub == graph::NONE {
+    if !o.expanded || search.graph.exp(id).best_ub == graph::NONE {
         return NodeSpec::Leaf { value };
     }
-    let and = &search.graph.and[o.best_ub as usize];
+    let and = &search.graph.and[search.graph.exp(id).best_ub as usize];
     let f = and.feature as usize;
     text.push('(');
     let low = extract(search, and.child[0], &rows.and(data.rows_with(f, 0)), text);

@@ -108,7 +108,10 @@ impl Posterior {
             log_leaf: (0..max_depth)
                 .map(|d| self.log_leaf_splittable(d))
                 .collect(),
-            ln: (0..=max_features).map(|k| (k as f64).ln()).collect(),
+            // Counts of features, and of the bits telling groups of rows apart.
+            ln: (0..=max_features.max(64))
+                .map(|k| (k as f64).ln())
+                .collect(),
         });
     }
 
@@ -141,13 +144,17 @@ impl Posterior {
         (1.0 - self.log_split(depth).exp()).ln()
     }
 
+    /// `ln k`, from the table when there is one.
+    pub fn ln_count(&self, k: usize) -> f64 {
+        match self.tables.as_ref().and_then(|t| t.ln.get(k)) {
+            Some(&v) => v,
+            None => (k as f64).ln(),
+        }
+    }
+
     /// The cost of splitting a node at `depth` with `n_valid` valid features: `−ln p_inner`.
     pub fn split_penalty(&self, depth: u32, n_valid: usize) -> f64 {
-        let ln_valid = match self.tables.as_ref().and_then(|t| t.ln.get(n_valid)) {
-            Some(&v) => v,
-            None => (n_valid as f64).ln(),
-        };
-        -(self.log_split(depth) - ln_valid)
+        -(self.log_split(depth) - self.ln_count(n_valid))
     }
 
     /// The tables, when they cover every count in `counts`.

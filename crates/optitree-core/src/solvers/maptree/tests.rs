@@ -384,3 +384,43 @@ fn tabulated_terms_match_the_formulas() {
         }
     }
 }
+
+/// Fast mode with one split per first expansion, so that nearly every node defers splits and
+/// many are expanded again: the same optimum as the exact programme, and a tree that has it.
+#[test]
+fn deferred_splits_reach_the_same_optimum() {
+    let mut rng = crate::search::SplitMix::new(23);
+    let mut reexpanded = 0;
+    for case in 0..150 {
+        let n = 13 + rng.below(30);
+        let f = 3 + rng.below(6);
+        let k = 2 + rng.below(2);
+        let x: Vec<Vec<u32>> = (0..n)
+            .map(|_| (0..f).map(|_| rng.below(2) as u32).collect())
+            .collect();
+        let y: Vec<u32> = (0..n).map(|_| rng.below(k) as u32).collect();
+        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+        let data = dataset(&refs, &y, k);
+        let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
+        let mut model = Posterior::new(alpha, beta, vec![[2.5, 1.0, 0.5][case % 3]; k]).unwrap();
+        model.tabulate(n, f, 64);
+        let mut search = Search::new(&data, &model, small::SMALL_ROWS);
+        search.first_splits = 1;
+        let status = search.run(&Budget::unlimited(), Some(200_000), None);
+        let exact = dp(&data, &model, &data.all_rows(), 0, &mut HashMap::new());
+        let (lb, ub) = search.bounds();
+        assert_eq!(status, Status::Optimal, "case {case}: lb={lb} ub={ub}");
+        assert!((ub - exact).abs() < 1e-9, "case {case}: {ub} vs {exact}");
+        let tree = extract(&search, 0, &data.all_rows(), &mut String::new());
+        let tree = TreeSpec {
+            root: tree,
+            n_features: f,
+            n_classes: k,
+        }
+        .build()
+        .unwrap();
+        assert!(tree.n_nodes() >= 1);
+        reexpanded += search.reexpansions;
+    }
+    assert!(reexpanded > 100, "only {reexpanded} re-expansions");
+}
