@@ -353,8 +353,8 @@ impl<'a> Search<'a> {
     /// Fast mode: materialises the most promising splits of expanded node `id` not materialised
     /// yet, and defers the rest behind one lower bound.
     ///
-    /// Every split first gets a cheap bound from its children's class counts and the features
-    /// that surely divide them ([`Self::count_lower_bound`]). The split whose two leaves cost
+    /// Every split first gets a cheap bound from its children's class counts and the number of
+    /// features that divide them ([`Self::children_dividers`], [`Self::counts_lower_bound`]). The split whose two leaves cost
     /// least, then the splits of least cheap bound, `first_splits << round` in all, are
     /// evaluated (both children looked up, as fresh or cached nodes) and materialised; every
     /// other split waits behind the least of the cheap bounds, and should the node's lower bound
@@ -386,23 +386,24 @@ impl<'a> Search<'a> {
             side.push(n1 - side.iter().sum::<u64>());
             ones.push((f, side));
         }
-        let floor = ValidFloor::new(total, ones.iter().map(|(_, c)| c.iter().sum()));
+        let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+        let (divide_zeros, divide_ones) = self.children_dividers(rows, &ones, &sizes);
         // (cheap lower bound, feature, upper bound of the split into two leaves).
         let mut open: Vec<(f64, usize, f64)> = Vec::new();
         let mut zeros = vec![0u64; k];
-        for (f, side) in &ones {
+        for (i, (f, side)) in ones.iter().enumerate() {
             if done.binary_search(&(*f as u32)).is_ok() {
                 continue;
             }
             for c in 0..k {
                 zeros[c] = counts[c] - side[c];
             }
-            let lb = (self.count_lower_bound(depth + 1, side, &floor)
-                + self.count_lower_bound(depth + 1, &zeros, &floor))
+            let (v0, v1) = (divide_zeros[i], divide_ones[i]);
+            let lb = (self.counts_lower_bound(depth + 1, side, v1)
+                + self.counts_lower_bound(depth + 1, &zeros, v0))
                 + pen;
-            // Leaves that may not be splittable are charged as if they were: an upper bound.
-            let ub = (self.model.leaf_cost(depth + 1, true, side)
-                + self.model.leaf_cost(depth + 1, true, &zeros))
+            let ub = (self.model.leaf_cost(depth + 1, v1 > 0, side)
+                + self.model.leaf_cost(depth + 1, v0 > 0, &zeros))
                 + pen;
             open.push((lb, *f, ub));
         }
@@ -466,15 +467,44 @@ impl<'a> Search<'a> {
         e.deferred = deferred;
     }
 
-    /// A lower bound on any subtree at `depth` with class `counts` that at least `floor` says
-    /// how many features divide (an ancestor's [`ValidFloor`]); below any lookup's bound.
-    fn count_lower_bound(&self, depth: u32, counts: &[u64], floor: &ValidFloor) -> f64 {
-        let m: u64 = counts.iter().sum();
-        let n_valid = floor.of_subset(m);
+    /// For every feature of `ones` (the features dividing `rows`, with the sizes of their `= 1`
+    /// sides), how many of them divide its `= 0` and its `= 1` child: one intersection count per
+    /// pair of features, far cheaper than looking every child up.
+    pub(super) fn children_dividers(
+        &self,
+        rows: &Bitset,
+        ones: &[(usize, Vec<u64>)],
+        sizes: &[u64],
+    ) -> (Vec<usize>, Vec<usize>) {
+        let data = self.graph.data;
+        let total = rows.count();
+        let n = ones.len();
+        let (mut zeros, mut ones_side) = (vec![0usize; n], vec![0usize; n]);
+        let mut both = Bitset::empty(rows.len());
+        for i in 0..n {
+            rows.and_into(data.rows_with(ones[i].0, 1), &mut both);
+            for j in i + 1..n {
+                let n11 = both.intersection_count(data.rows_with(ones[j].0, 1));
+                // j divides i's `= 1` child when some but not all of it has j = 1, and so on.
+                let divides = |part: u64, of: u64| usize::from(part > 0 && part < of);
+                ones_side[i] += divides(n11, sizes[i]);
+                ones_side[j] += divides(n11, sizes[j]);
+                zeros[i] += divides(sizes[j] - n11, total - sizes[i]);
+                zeros[j] += divides(sizes[i] - n11, total - sizes[j]);
+            }
+        }
+        (zeros, ones_side)
+    }
+
+    /// A lower bound on any subtree at `depth` with class `counts` divided by exactly `n_valid`
+    /// features, below the bound a lookup of it would give.
+    fn counts_lower_bound(&self, depth: u32, counts: &[u64], n_valid: usize) -> f64 {
+        if n_valid == 0 {
+            return self.model.leaf_cost(depth, false, counts); // its exact cost
+        }
         match &self.count_bound {
             Some(bound) => bound.subtree_divided_lower(depth, counts[0], counts[1], n_valid),
-            None if n_valid > 0 => self.model.heuristic_known_splits(depth, counts, n_valid),
-            None => self.model.heuristic(depth, counts),
+            None => self.model.heuristic_known_splits(depth, counts, n_valid),
         }
     }
 

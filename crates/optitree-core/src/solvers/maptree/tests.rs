@@ -424,3 +424,45 @@ fn deferred_splits_reach_the_same_optimum() {
     }
     assert!(reexpanded > 100, "only {reexpanded} re-expansions");
 }
+
+/// The pairwise count of the features dividing each child equals a direct count on the child.
+#[test]
+fn children_dividers_match_a_direct_count() {
+    let mut rng = crate::search::SplitMix::new(31);
+    for _ in 0..100 {
+        let n = 2 + rng.below(70);
+        let f = 1 + rng.below(9);
+        let x: Vec<Vec<u32>> = (0..n)
+            .map(|_| (0..f).map(|_| u32::from(rng.below(4) > 0)).collect())
+            .collect();
+        let y: Vec<u32> = (0..n).map(|_| rng.below(2) as u32).collect();
+        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+        let data = dataset(&refs, &y, 2);
+        let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
+        let search = Search::new(&data, &model, small::SMALL_ROWS);
+        let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
+        let dividing = |rows: &Bitset| -> Vec<usize> {
+            let total = rows.count();
+            (0..f)
+                .filter(|&g| {
+                    let k = rows.intersection_count(data.rows_with(g, 1));
+                    k > 0 && k < total
+                })
+                .collect()
+        };
+        let valid = dividing(&rows);
+        let ones: Vec<(usize, Vec<u64>)> = valid
+            .iter()
+            .map(|&g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
+            .collect();
+        let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+        let (zeros, ones_side) = search.children_dividers(&rows, &ones, &sizes);
+        for (i, &g) in valid.iter().enumerate() {
+            assert_eq!(zeros[i], dividing(&rows.and(data.rows_with(g, 0))).len());
+            assert_eq!(
+                ones_side[i],
+                dividing(&rows.and(data.rows_with(g, 1))).len()
+            );
+        }
+    }
+}
