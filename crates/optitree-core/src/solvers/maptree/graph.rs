@@ -56,6 +56,10 @@ pub struct Expansion {
     pub deferred: f64,
     /// Stamp of the last propagation that visited this node.
     pub visited: u32,
+    /// Fast mode, kept once a node is expanded a second time (it is likely to be again): for each
+    /// feature dividing the node, ascending, the numbers of features that divide its `= 0` and
+    /// its `= 1` child.
+    pub dividers: Vec<(u16, u16)>,
 }
 
 /// Marks "the deferred splits" in [`Expansion::best_lb`].
@@ -88,6 +92,8 @@ pub struct Graph<'a> {
     cache: FastMap<u64, u32>,
     /// Hash-equal but different subsets met (kept apart, as they must be).
     pub hash_collisions: u64,
+    /// Bytes of the expansion records' divider lists.
+    pub divider_bytes: usize,
 }
 
 /// Hash of a row subset and a depth (SplitMix-style mixing of every word).
@@ -114,6 +120,7 @@ impl<'a> Graph<'a> {
             expansions: Vec::new(),
             cache: FastMap::default(),
             hash_collisions: 0,
+            divider_bytes: 0,
         };
         g.push_or(root_lb, root_ub, 0, NONE, 0);
         g
@@ -145,6 +152,7 @@ impl<'a> Graph<'a> {
             n_valid: n_valid as u32,
             deferred: f64::INFINITY,
             visited: 0,
+            dividers: Vec::new(),
         });
         let o = &mut self.or[id as usize];
         o.expanded = true;
@@ -256,6 +264,6 @@ impl<'a> Graph<'a> {
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.expansions.len() * 48;
-        self.or.bytes() + self.and.bytes() + records + 2 * table
+        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + 2 * table
     }
 }

@@ -387,7 +387,7 @@ impl<'a> Search<'a> {
             ones.push((f, side));
         }
         let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
-        let (divide_zeros, divide_ones) = self.children_dividers(rows, &ones, &sizes);
+        let (divide_zeros, divide_ones) = self.dividers_of(id, rows, &ones, &sizes);
         // (cheap lower bound, feature, upper bound of the split into two leaves).
         let mut open: Vec<(f64, usize, f64)> = Vec::new();
         let mut zeros = vec![0u64; k];
@@ -467,6 +467,36 @@ impl<'a> Search<'a> {
         e.deferred = deferred;
     }
 
+    /// [`Self::children_dividers`] of expanded node `id`, from its record when kept; kept from
+    /// its second round on.
+    fn dividers_of(
+        &mut self,
+        id: u32,
+        rows: &Bitset,
+        ones: &[(usize, Vec<u64>)],
+        sizes: &[u64],
+    ) -> (Vec<usize>, Vec<usize>) {
+        let kept = &self.graph.exp(id).dividers;
+        if !kept.is_empty() && kept.len() == ones.len() {
+            return kept
+                .iter()
+                .map(|&(z, o)| (usize::from(z), usize::from(o)))
+                .unzip();
+        }
+        let (zeros, ones_side) = self.children_dividers(rows, ones, sizes);
+        let second_round = !self.graph.exp(id).runs.is_empty();
+        if second_round && ones.len() <= usize::from(u16::MAX) {
+            let kept: Vec<(u16, u16)> = zeros
+                .iter()
+                .zip(&ones_side)
+                .map(|(&z, &o)| (z as u16, o as u16))
+                .collect();
+            self.graph.divider_bytes += kept.capacity() * std::mem::size_of::<(u16, u16)>();
+            self.graph.exp_mut(id).dividers = kept;
+        }
+        (zeros, ones_side)
+    }
+
     /// For every feature of `ones` (the features dividing `rows`, with the sizes of their `= 1`
     /// sides), how many of them divide its `= 0` and its `= 1` child: one intersection count per
     /// pair of features, far cheaper than looking every child up.
@@ -481,17 +511,30 @@ impl<'a> Search<'a> {
         let n = ones.len();
         let (mut zeros, mut ones_side) = (vec![0usize; n], vec![0usize; n]);
         let mut both = Bitset::empty(rows.len());
+        let columns: Vec<&[u64]> = ones
+            .iter()
+            .map(|(f, _)| data.rows_with(*f, 1).words())
+            .collect();
+        // j divides i's `= 1` child when some but not all of it has j = 1, and so on.
+        let divides = |part: u64, of: u64| usize::from(part > 0 && part < of);
         for i in 0..n {
             rows.and_into(data.rows_with(ones[i].0, 1), &mut both);
+            let both = both.words();
+            let (size_i, rest_i) = (sizes[i], total - sizes[i]);
+            let (mut zeros_i, mut ones_i) = (0, 0);
             for j in i + 1..n {
-                let n11 = both.intersection_count(data.rows_with(ones[j].0, 1));
-                // j divides i's `= 1` child when some but not all of it has j = 1, and so on.
-                let divides = |part: u64, of: u64| usize::from(part > 0 && part < of);
-                ones_side[i] += divides(n11, sizes[i]);
+                let n11: u64 = both
+                    .iter()
+                    .zip(columns[j])
+                    .map(|(&x, &y)| u64::from((x & y).count_ones()))
+                    .sum();
+                ones_i += divides(n11, size_i);
+                zeros_i += divides(sizes[j] - n11, rest_i);
                 ones_side[j] += divides(n11, sizes[j]);
-                zeros[i] += divides(sizes[j] - n11, total - sizes[i]);
-                zeros[j] += divides(sizes[i] - n11, total - sizes[j]);
+                zeros[j] += divides(size_i - n11, total - sizes[j]);
             }
+            zeros[i] += zeros_i;
+            ones_side[i] += ones_i;
         }
         (zeros, ones_side)
     }
