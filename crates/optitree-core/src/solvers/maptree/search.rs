@@ -54,16 +54,19 @@ pub struct Search<'a> {
     scratch_floor: ValidFloor,
 }
 
-/// For every feature that divides `rows` (`total` of them), ascending, the class counts
-/// `(class 0, class 1)` of its `= 1` side: one pass over the words per feature.
-fn one_side_counts(data: &Dataset, rows: &Bitset, total: u64, out: &mut Vec<(u64, u64)>) {
+/// For every feature of `candidates` that divides `rows` (`total` of them), in order, the class
+/// counts `(class 0, class 1)` of its `= 1` side: one pass over the words per feature.
+fn one_side_counts(
+    data: &Dataset,
+    rows: &Bitset,
+    total: u64,
+    candidates: &[usize],
+    out: &mut Vec<(u64, u64)>,
+) {
     out.clear();
     let class1 = data.rows_of_class(1).words();
     let rows = rows.words();
-    for f in 0..data.n_features() {
-        if data.n_values(f) != 2 {
-            continue;
-        }
+    for &f in candidates {
         let ones = data.rows_with(f, 1).words();
         let (mut n1, mut b1) = (0u64, 0u64);
         for ((&r, &o), &c) in rows.iter().zip(ones).zip(class1) {
@@ -333,7 +336,7 @@ impl<'a> Search<'a> {
             let mut child = [NONE; 2];
             for side in [1usize, 0] {
                 rows.and_into(data.rows_with(f, side), &mut sides[side]);
-                let found = self.lookup(&sides[side], depth + 1);
+                let found = self.lookup(&sides[side], depth + 1, &valid);
                 child[side] = self.materialise(found, &sides[side], id, f, side);
             }
             let and = self.graph.push_and(f as u32, id, child);
@@ -387,6 +390,7 @@ impl<'a> Search<'a> {
             ones.push((f, side));
         }
         let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+        let features: Vec<usize> = ones.iter().map(|&(f, _)| f).collect();
         let (divide_zeros, divide_ones) = self.dividers_of(id, rows, &ones, &sizes);
         // (cheap lower bound, feature, upper bound of the split into two leaves).
         let mut open: Vec<(f64, usize, f64)> = Vec::new();
@@ -427,7 +431,7 @@ impl<'a> Search<'a> {
             let mut found = [Child::Existing(NONE); 2];
             for side in [1usize, 0] {
                 rows.and_into(data.rows_with(f, side), &mut side_rows);
-                found[side] = self.lookup(&side_rows, depth + 1);
+                found[side] = self.lookup(&side_rows, depth + 1, &features);
             }
             let (lb0, ub0) = found[0].bounds(&self.graph);
             let (lb1, ub1) = found[1].bounds(&self.graph);
@@ -551,8 +555,10 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The OR node for `rows` at `depth` if cached, else the bounds a fresh one would get.
-    fn lookup(&mut self, rows: &Bitset, depth: u32) -> Child {
+    /// The OR node for `rows` at `depth` if cached, else the bounds a fresh one would get;
+    /// `candidates` holds every feature that may divide the rows (ascending): a subset is divided
+    /// only by features that divide its parent.
+    fn lookup(&mut self, rows: &Bitset, depth: u32, candidates: &[usize]) -> Child {
         let hash = super::graph::subset_hash(rows, depth);
         if let Some(found) = self.graph.find(rows, depth, hash) {
             return Child::Existing(found);
@@ -566,7 +572,7 @@ impl<'a> Search<'a> {
             let (lb, n_valid) = match &self.count_bound {
                 Some(bound) => {
                     let mut children = std::mem::take(&mut self.scratch_children);
-                    one_side_counts(data, rows, total, &mut children);
+                    one_side_counts(data, rows, total, candidates, &mut children);
                     let n_valid = children.len();
                     let perfect_split = self.model.heuristic_known_splits(depth, &counts, n_valid);
                     let lb = if n_valid == 0 {
