@@ -756,10 +756,13 @@ def test_reference_solved_runs(name, tree, cost):
     X, y = load_cp4im(name, return_X_y=True)
     clf = MAPTreeClassifier().fit(X, y)
     assert_proven(clf, cost)
-    assert clf.to_reference_string() == tree
     Xa, ya = cp4im_arrays(name)
     recomputed = maptree_cost(Xa.tolist(), ya.tolist(), tree, 0.95, 0.5, [2.5, 2.5])
     assert close(recomputed, cost)
+    # The fast mode may return an equally probable tree instead (primary-tumor has complementary
+    # columns 27 and 28): it must have the same posterior.
+    ours = clf.to_reference_string()
+    assert close(maptree_cost(Xa.tolist(), ya.tolist(), ours, 0.95, 0.5, [2.5, 2.5]), cost)
 
 
 # ---------------------------------------------------------------------------------------------
