@@ -94,6 +94,8 @@ pub struct Graph<'a> {
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
+    /// Reused by `find` for a candidate's rows.
+    scratch: Bitset,
 }
 
 /// Hash of a row subset and a depth (SplitMix-style mixing of every word).
@@ -121,6 +123,7 @@ impl<'a> Graph<'a> {
             cache: FastMap::default(),
             hash_collisions: 0,
             divider_bytes: 0,
+            scratch: Bitset::empty(data.n_rows()),
         };
         g.push_or(root_lb, root_ub, 0, NONE, 0);
         g
@@ -178,23 +181,28 @@ impl<'a> Graph<'a> {
             .flat_map(|&(first, n)| first..first + n)
     }
 
-    /// The rows of OR node `id`, rebuilt from its origin chain.
-    pub fn rows_of(&self, id: u32) -> Bitset {
-        let mut steps = Vec::new();
+    /// The rows of OR node `id`, rebuilt from its origin chain into `rows` (intersections
+    /// commute, so the chain is followed upwards).
+    pub fn rows_into(&self, id: u32, rows: &mut Bitset) {
         let mut at = id;
+        let mut first = true;
         while self.or[at as usize].origin != NONE {
             let node = &self.or[at as usize];
-            steps.push(node.origin_split);
+            let split = node.origin_split;
+            let side = self
+                .data
+                .rows_with((split / 2) as usize, (split % 2) as usize);
+            if first {
+                rows.clone_from(side);
+                first = false;
+            } else {
+                rows.and_assign(side);
+            }
             at = node.origin;
         }
-        let mut rows = self.data.all_rows();
-        for &split in steps.iter().rev() {
-            rows.and_assign(
-                self.data
-                    .rows_with((split / 2) as usize, (split % 2) as usize),
-            );
+        if first {
+            *rows = self.data.all_rows(); // the root
         }
-        rows
     }
 
     /// The OR node for `(rows, depth)`, if one exists.
@@ -202,8 +210,14 @@ impl<'a> Graph<'a> {
         let mut at = self.cache.get(&hash).copied().unwrap_or(NONE);
         while at != NONE {
             let node = &self.or[at as usize];
-            if node.depth == depth && self.rows_of(at) == *rows {
-                return Some(at);
+            if node.depth == depth {
+                let mut candidate = std::mem::replace(&mut self.scratch, Bitset::empty(0));
+                self.rows_into(at, &mut candidate);
+                let same = candidate == *rows;
+                self.scratch = candidate;
+                if same {
+                    return Some(at);
+                }
             }
             self.hash_collisions += 1;
             at = node.next_same_hash;
