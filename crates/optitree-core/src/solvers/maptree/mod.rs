@@ -3,9 +3,12 @@
 //! heuristic, with a proof (lower bound = upper bound on the cost `−log P(T, Y | X)`) or an
 //! anytime gap.
 //!
-//! - [`model`]: the prior, the leaf likelihood and the heuristic, in the reference's float order;
-//! - [`graph`]: OR/AND node arenas and the exact-subset cache;
-//! - [`search`]: the reference-order search with its three defects fixed.
+//! - [`model`]: the prior, the leaf likelihood and the heuristic, in the reference's float order
+//!   (tabulated in the fast mode);
+//! - [`graph`]: OR/AND node arenas, expansion records and the exact-subset cache;
+//! - [`search`]: the reference-order search with its three defects fixed, and the fast mode;
+//! - [`count_bound`]: the fast mode's bounds from class counts; [`small`]: its exact solver for
+//!   small nodes.
 //!
 //! The data are binary features (codes 0/1) and any number of classes.
 

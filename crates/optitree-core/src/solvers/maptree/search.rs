@@ -7,6 +7,10 @@
 //! dereferences, a missing best split); every row counts whatever `n % 64` is (D2); the cache
 //! compares exact subsets (D3).
 //!
+//! The fast mode (same optimum, other path) adds tighter fresh-node bounds, a greedy dive for
+//! an early upper bound, exact closure of small nodes and lazy split evaluation
+//! ([`Search::expand_best`]).
+//!
 //! Invariant: for every OR node `lb <= ub`; the root's `lb` never decreases and its `ub` never
 //! increases; `extract` returns a tree whose cost is at most the root's `ub`.
 

@@ -8,6 +8,22 @@ fn dataset(x: &[&[u32]], y: &[u32], n_classes: usize) -> Dataset {
     Dataset::new(&flat, f, y, Some(&vec![2; f]), Some(n_classes), None).unwrap()
 }
 
+/// Random data: `n` rows of `f` features, each 1 unless `rng.below(zero_in)` is 0, and labels
+/// uniform over `k` classes (drawn after the features).
+fn random_data(
+    rng: &mut crate::search::SplitMix,
+    (n, f, k): (usize, usize, usize),
+    zero_in: usize,
+) -> (Vec<Vec<u32>>, Vec<u32>, Dataset) {
+    let x: Vec<Vec<u32>> = (0..n)
+        .map(|_| (0..f).map(|_| u32::from(rng.below(zero_in) > 0)).collect())
+        .collect();
+    let y: Vec<u32> = (0..n).map(|_| rng.below(k) as u32).collect();
+    let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+    let data = dataset(&refs, &y, k);
+    (x, y, data)
+}
+
 fn config(alpha: f64, beta: f64, rho: f64, k: usize) -> MapTreeConfig {
     MapTreeConfig {
         alpha,
@@ -192,12 +208,7 @@ fn search_equals_the_exact_programme_on_random_data() {
         let n = 1 + rng.below(if fast { 40 } else { 14 });
         let f = 1 + rng.below(4);
         let k = 2 + rng.below(2);
-        let x: Vec<Vec<u32>> = (0..n)
-            .map(|_| (0..f).map(|_| rng.below(2) as u32).collect())
-            .collect();
-        let y: Vec<u32> = (0..n).map(|_| rng.below(k) as u32).collect();
-        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
-        let data = dataset(&refs, &y, k);
+        let (x, y, data) = random_data(&mut rng, (n, f, k), 2);
         let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
         let rho = [2.5, 1.0, 0.5][case % 3];
         let mut cfg = config(alpha, beta, rho, k);
@@ -248,12 +259,7 @@ fn count_bound_and_look_ahead_are_admissible() {
     for case in 0..120 {
         let n = 2 + rng.below(13);
         let f = 1 + rng.below(4);
-        let x: Vec<Vec<u32>> = (0..n)
-            .map(|_| (0..f).map(|_| rng.below(2) as u32).collect())
-            .collect();
-        let y: Vec<u32> = (0..n).map(|_| rng.below(2) as u32).collect();
-        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
-        let data = dataset(&refs, &y, 2);
+        let (_, _, data) = random_data(&mut rng, (n, f, 2), 2);
         let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
         let rho = [2.5, 1.0, 0.5][case % 3];
         let m = Posterior::new(alpha, beta, vec![rho, rho]).unwrap();
@@ -395,12 +401,7 @@ fn deferred_splits_reach_the_same_optimum() {
         let n = 13 + rng.below(30);
         let f = 3 + rng.below(6);
         let k = 2 + rng.below(2);
-        let x: Vec<Vec<u32>> = (0..n)
-            .map(|_| (0..f).map(|_| rng.below(2) as u32).collect())
-            .collect();
-        let y: Vec<u32> = (0..n).map(|_| rng.below(k) as u32).collect();
-        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
-        let data = dataset(&refs, &y, k);
+        let (_, _, data) = random_data(&mut rng, (n, f, k), 2);
         let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
         let mut model = Posterior::new(alpha, beta, vec![[2.5, 1.0, 0.5][case % 3]; k]).unwrap();
         model.tabulate(n, f, 64);
@@ -432,12 +433,7 @@ fn children_dividers_match_a_direct_count() {
     for _ in 0..100 {
         let n = 2 + rng.below(70);
         let f = 1 + rng.below(9);
-        let x: Vec<Vec<u32>> = (0..n)
-            .map(|_| (0..f).map(|_| u32::from(rng.below(4) > 0)).collect())
-            .collect();
-        let y: Vec<u32> = (0..n).map(|_| rng.below(2) as u32).collect();
-        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
-        let data = dataset(&refs, &y, 2);
+        let (_, _, data) = random_data(&mut rng, (n, f, 2), 4);
         let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
         let search = Search::new(&data, &model, small::SMALL_ROWS);
         let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
