@@ -9,7 +9,7 @@
 //!
 //! The fast mode (same optimum, other path) adds tighter fresh-node bounds, a greedy dive for
 //! an early upper bound, exact closure of small nodes and lazy split evaluation
-//! ([`Search::expand_best`]).
+//! (`Search::expand_best`).
 //!
 //! Invariant: for every OR node `lb <= ub`; the root's `lb` never decreases and its `ub` never
 //! increases; `extract` returns a tree whose cost is at most the root's `ub`.
@@ -50,7 +50,7 @@ pub struct Search<'a> {
     pub evaluated_splits: u64,
     /// Fast mode, two classes: the count bound behind the fresh nodes' look-ahead bound.
     count_bound: Option<CountBound<'a>>,
-    /// Fast mode: splits a first expansion materialises ([`FIRST_SPLITS`]; tests lower it).
+    /// Fast mode: splits a first expansion evaluates (`FIRST_SPLITS`; tests lower it).
     pub first_splits: usize,
     /// Reused by every fresh lookup: the class counts of each valid feature's `= 1` side.
     scratch_children: Vec<(u64, u64)>,
