@@ -596,7 +596,13 @@ impl<'a> Search<'a> {
                     (lb, n_valid)
                 }
                 None => {
-                    let n_valid = self.dividing(rows, total).count();
+                    let n_valid = candidates
+                        .iter()
+                        .filter(|&&f| {
+                            let n1 = rows.intersection_count(data.rows_with(f, 1));
+                            n1 > 0 && n1 < total
+                        })
+                        .count();
                     let lb = self.model.heuristic_known_splits(depth, &counts, n_valid);
                     (lb, n_valid)
                 }

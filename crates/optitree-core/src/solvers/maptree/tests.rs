@@ -24,6 +24,17 @@ fn random_data(
     (x, y, data)
 }
 
+/// The features that divide `rows` (some but not all of them have the value 1), ascending.
+fn dividing(data: &Dataset, rows: &Bitset) -> Vec<usize> {
+    let total = rows.count();
+    (0..data.n_features())
+        .filter(|&f| {
+            let ones = rows.intersection_count(data.rows_with(f, 1));
+            ones > 0 && ones < total
+        })
+        .collect()
+}
+
 fn config(alpha: f64, beta: f64, rho: f64, k: usize) -> MapTreeConfig {
     MapTreeConfig {
         alpha,
@@ -181,13 +192,7 @@ fn dp(
         return v;
     }
     let counts = data.class_counts(rows);
-    let total: u64 = counts.iter().sum();
-    let valid: Vec<usize> = (0..data.n_features())
-        .filter(|&f| {
-            let ones = rows.intersection_count(data.rows_with(f, 1));
-            ones > 0 && ones < total
-        })
-        .collect();
+    let valid = dividing(data, rows);
     let mut best = m.leaf_cost(depth, !valid.is_empty(), &counts);
     for &f in &valid {
         let v = m.split_penalty(depth, valid.len())
@@ -279,12 +284,7 @@ fn count_bound_and_look_ahead_are_admissible() {
                 bound.subtree(depth, c[0], c[1]) <= exact + 1e-12,
                 "case {case}"
             );
-            let valid: Vec<usize> = (0..data.n_features())
-                .filter(|&g| {
-                    let k = rows.intersection_count(data.rows_with(g, 1));
-                    k > 0 && k < total
-                })
-                .collect();
+            let valid = dividing(&data, &rows);
             if valid.is_empty() {
                 continue;
             }
@@ -320,24 +320,16 @@ fn valid_floor_is_below_every_subsets_dividing_features() {
     for _ in 0..300 {
         let n = 2 + rng.below(20);
         let f = 1 + rng.below(8);
-        let x: Vec<Vec<u32>> = (0..n)
-            .map(|_| (0..f).map(|_| u32::from(rng.below(5) > 0)).collect())
-            .collect();
-        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
-        let data = dataset(&refs, &vec![0; n], 2);
-        let dividing = |rows: &Bitset| {
-            let total = rows.count();
-            (0..f)
-                .map(|g| rows.intersection_count(data.rows_with(g, 1)))
-                .filter(|&k| k > 0 && k < total)
-                .collect::<Vec<u64>>()
-        };
+        let (x, _, data) = random_data(&mut rng, (n, f, 2), 5);
         let node = Bitset::from_indices(n, (0..n).filter(|_| rng.below(4) > 0));
-        let floor = ValidFloor::new(node.count(), dividing(&node).into_iter());
+        let ones = dividing(&data, &node)
+            .into_iter()
+            .map(|g| node.intersection_count(data.rows_with(g, 1)));
+        let floor = ValidFloor::new(node.count(), ones);
         for _ in 0..20 {
             let subset = Bitset::from_indices(n, node.iter().filter(|_| rng.below(6) > 0));
             let size = subset.count();
-            let divides = dividing(&subset).len();
+            let divides = dividing(&data, &subset).len();
             assert!(
                 floor.of_subset(size) <= divides,
                 "{x:?} {node:?} {subset:?}"
@@ -437,16 +429,7 @@ fn children_dividers_match_a_direct_count() {
         let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
         let search = Search::new(&data, &model, small::SMALL_ROWS);
         let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
-        let dividing = |rows: &Bitset| -> Vec<usize> {
-            let total = rows.count();
-            (0..f)
-                .filter(|&g| {
-                    let k = rows.intersection_count(data.rows_with(g, 1));
-                    k > 0 && k < total
-                })
-                .collect()
-        };
-        let valid = dividing(&rows);
+        let valid = dividing(&data, &rows);
         let ones: Vec<(usize, Vec<u64>)> = valid
             .iter()
             .map(|&g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
@@ -454,10 +437,13 @@ fn children_dividers_match_a_direct_count() {
         let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
         let (zeros, ones_side) = search.children_dividers(&rows, &ones, &sizes);
         for (i, &g) in valid.iter().enumerate() {
-            assert_eq!(zeros[i], dividing(&rows.and(data.rows_with(g, 0))).len());
+            assert_eq!(
+                zeros[i],
+                dividing(&data, &rows.and(data.rows_with(g, 0))).len()
+            );
             assert_eq!(
                 ones_side[i],
-                dividing(&rows.and(data.rows_with(g, 1))).len()
+                dividing(&data, &rows.and(data.rows_with(g, 1))).len()
             );
         }
     }
