@@ -51,8 +51,12 @@ pub struct CountBound<'m> {
 pub struct ValidFloor {
     /// Rows of the node.
     total: u64,
-    /// Smaller side of every feature that divides the node, ascending.
-    minorities: Vec<u64>,
+    /// Features that divide the node.
+    n: usize,
+    /// `at_most[x]`: how many of those features have a smaller side of at most `x` rows, for
+    /// `x` up to `total / 2` (no smaller side is larger). A counting table rather than a sorted
+    /// list: a fresh node queries it twice per feature, and a table lookup beats a binary search.
+    at_most: Vec<u32>,
 }
 
 impl ValidFloor {
@@ -67,15 +71,27 @@ impl ValidFloor {
     /// Makes this the floor of another node (reusing the buffer).
     pub fn reset(&mut self, total: u64, ones: impl Iterator<Item = u64>) {
         self.total = total;
-        self.minorities.clear();
-        self.minorities.extend(ones.map(|n1| n1.min(total - n1)));
-        self.minorities.sort_unstable();
+        self.at_most.clear();
+        self.at_most.resize((total / 2) as usize + 1, 0);
+        self.n = 0;
+        for n1 in ones {
+            self.at_most[n1.min(total - n1) as usize] += 1;
+            self.n += 1;
+        }
+        let mut running = 0;
+        for count in self.at_most.iter_mut() {
+            running += *count;
+            *count = running;
+        }
     }
 
     /// At least this many features divide every subset of `size` rows of the node.
     pub fn of_subset(&self, size: u64) -> usize {
-        let left_out = self.total.saturating_sub(size);
-        self.minorities.len() - self.minorities.partition_point(|&s| s <= left_out)
+        let left_out = self.total.saturating_sub(size) as usize;
+        match self.at_most.get(left_out) {
+            Some(&smaller) => self.n - smaller as usize,
+            None => 0, // leaves out more than any smaller side
+        }
     }
 }
 
@@ -147,7 +163,7 @@ impl<'m> CountBound<'m> {
     /// The leaf term: the prior is certain only when the rows cannot all be identical.
     fn leaf(&self, d: u32, a: u64, b: u64) -> f64 {
         let m = a + b;
-        let ll = self.model.log_likelihood(&[a, b]);
+        let ll = self.model.log_likelihood_two(a, b);
         if m > self.largest_group {
             -(self.model.log_leaf_splittable(d) + ll)
         } else {
@@ -157,8 +173,8 @@ impl<'m> CountBound<'m> {
 
     /// The bound without recursion, valid at any depth and for any counts.
     fn closed(&self, d: u32, a: u64, b: u64) -> f64 {
-        let split =
-            -self.model.log_split(d) + self.phi(a + b) - self.model.log_likelihood_perfect(&[a, b]);
+        let split = -self.model.log_split(d) + self.phi(a + b)
+            - self.model.log_likelihood_perfect_two(a, b);
         self.leaf(d, a, b).min(split)
     }
 
@@ -205,11 +221,11 @@ impl<'m> CountBound<'m> {
         if n_valid == 0 {
             return self.subtree(d, a, b);
         }
-        let leaf = self.model.leaf_cost(d, true, &[a, b]);
+        let leaf = -(self.model.log_leaf_splittable(d) + self.model.log_likelihood_two(a, b));
         let parts = if d <= MAX_DEPTH && (a as usize) <= self.max_a && (b as usize) <= self.max_b {
             self.parts[d as usize][a as usize * (self.max_b + 1) + b as usize]
         } else {
-            -self.model.log_likelihood_perfect(&[a, b])
+            -self.model.log_likelihood_perfect_two(a, b)
         };
         let features = self.phi(a + b).max(self.model.ln_count(n_valid));
         leaf.min(-self.model.log_split(d) + features + parts)
@@ -232,7 +248,7 @@ impl<'m> CountBound<'m> {
         n_valid: usize,
         floor: &ValidFloor,
     ) -> f64 {
-        let leaf = self.model.leaf_cost(depth, true, &[a, b]);
+        let leaf = -(self.model.log_leaf_splittable(depth) + self.model.log_likelihood_two(a, b));
         let mut best = f64::INFINITY;
         for (a1, b1) in children {
             let (a0, b0) = (a - a1, b - b1);
