@@ -42,6 +42,8 @@ pub struct CountBound<'m> {
     /// `parts[d][a * (max_b + 1) + b]`: the cheapest count partition into two children at
     /// depth `d + 1` (the split term of `g` without its prior), same layout.
     parts: Vec<Vec<f64>>,
+    /// `φ(m)` for every subset size of the data.
+    phis: Vec<f64>,
 }
 
 /// Lower bounds on the number of features that divide a subset of a node, from the node's
@@ -117,7 +119,9 @@ impl<'m> CountBound<'m> {
             max_b,
             table: Vec::new(),
             parts: Vec::new(),
+            phis: Vec::new(),
         };
+        bound.phis = (0..=n0 + n1).map(|m| bound.phi_formula(m)).collect();
         let width = max_b + 1;
         // The closed form one level below the table, tabulated too: the recursion reads each
         // entry many times, and it costs four lgamma calls.
@@ -153,7 +157,15 @@ impl<'m> CountBound<'m> {
         bound
     }
 
+    #[inline]
     fn phi(&self, m: u64) -> f64 {
+        match self.phis.get(m as usize) {
+            Some(&v) => v,
+            None => self.phi_formula(m),
+        }
+    }
+
+    fn phi_formula(&self, m: u64) -> f64 {
         let groups = m.div_ceil(self.largest_group);
         // ⌈log2 k⌉ for k ≥ 1.
         let bits = u64::BITS - (groups.max(1) - 1).leading_zeros();
@@ -217,6 +229,7 @@ impl<'m> CountBound<'m> {
 
     /// [`Self::subtree`] for a subproblem known to be divided by at least `n_valid` features:
     /// its leaf surely pays the leaf prior and a split pays at least `ln n_valid`.
+    #[inline]
     pub fn subtree_divided(&self, d: u32, a: u64, b: u64, n_valid: usize) -> f64 {
         if n_valid == 0 {
             return self.subtree(d, a, b);
@@ -227,8 +240,15 @@ impl<'m> CountBound<'m> {
         } else {
             -self.model.log_likelihood_perfect_two(a, b)
         };
-        let features = self.phi(a + b).max(self.model.ln_count(n_valid));
-        leaf.min(-self.model.log_split(d) + features + parts)
+        // Plain comparisons: no NaN can occur, and this is the fast mode's innermost call.
+        let (phi, ln_valid) = (self.phi(a + b), self.model.ln_count(n_valid));
+        let features = if phi > ln_valid { phi } else { ln_valid };
+        let split = -self.model.log_split(d) + features + parts;
+        if split < leaf {
+            split
+        } else {
+            leaf
+        }
     }
 
     /// [`Self::subtree_divided`] less the rounding slack of its `a + b` rows: safely below the
@@ -254,7 +274,9 @@ impl<'m> CountBound<'m> {
             let (a0, b0) = (a - a1, b - b1);
             let v = self.subtree_divided(depth + 1, a1, b1, floor.of_subset(a1 + b1))
                 + self.subtree_divided(depth + 1, a0, b0, floor.of_subset(a0 + b0));
-            best = best.min(v);
+            if v < best {
+                best = v;
+            }
         }
         let split =
             self.model.split_penalty(depth, n_valid) + best - SLACK_PER_ROW * (a + b) as f64;

@@ -33,8 +33,8 @@ struct Tables {
     class_lgamma: Vec<Vec<f64>>,
     /// `total_lgamma[c] = ln Γ(c + Σρ)`.
     total_lgamma: Vec<f64>,
-    /// `Σ_{j≠k} ln Γ(ρ_j)` for every class `k`.
-    other_classes: Vec<f64>,
+    /// `pure[k][c] = (ln Γ(c + ρ_k) + Σ_{j≠k} ln Γ(ρ_j)) − ln Γ(c + Σρ)`: a pure leaf's term.
+    pure: Vec<Vec<f64>>,
     /// `ln p_split(d)` and `ln p_leaf(d)` of a splittable node, by depth.
     log_split: Vec<f64>,
     log_leaf: Vec<f64>,
@@ -91,19 +91,27 @@ impl Posterior {
         self.tables = None; // the formulas below must not read a previous table
         let ln_gamma = crate::math::ln_gamma;
         let counts = 0..=max_count;
-        let class_lgamma = self
+        let class_lgamma: Vec<Vec<f64>> = self
             .rho
             .iter()
             .map(|&r| counts.clone().map(|c| ln_gamma(c as f64 + r)).collect())
             .collect();
         let rho_total: f64 = self.rho.iter().sum();
-        let total_lgamma = counts.map(|c| ln_gamma(c as f64 + rho_total)).collect();
+        let total_lgamma: Vec<f64> = counts.map(|c| ln_gamma(c as f64 + rho_total)).collect();
         let all: f64 = self.rho.iter().map(|&r| ln_gamma(r)).sum();
-        let other_classes = self.rho.iter().map(|&r| all - ln_gamma(r)).collect();
+        let other_classes: Vec<f64> = self.rho.iter().map(|&r| all - ln_gamma(r)).collect();
+        let pure = class_lgamma
+            .iter()
+            .zip(&other_classes)
+            .map(|(class, &other)| {
+                let totals = class.iter().zip(&total_lgamma);
+                totals.map(|(&c, &total)| (c + other) - total).collect()
+            })
+            .collect();
         self.tables = Some(Tables {
             class_lgamma,
             total_lgamma,
-            other_classes,
+            pure,
             log_split: (0..max_depth).map(|d| self.log_split(d)).collect(),
             log_leaf: (0..max_depth)
                 .map(|d| self.log_leaf_splittable(d))
@@ -190,7 +198,7 @@ impl Posterior {
             let mut sum = 0.0;
             for (k, &c) in counts.iter().enumerate() {
                 let c = c as usize;
-                sum += (t.class_lgamma[k][c] + t.other_classes[k]) - t.total_lgamma[c];
+                sum += t.pure[k][c];
             }
             return sum - self.rho.len() as f64 * self.ln_beta_rho;
         }
@@ -228,16 +236,8 @@ impl Posterior {
     #[inline]
     pub fn log_likelihood_perfect_two(&self, a: u64, b: u64) -> f64 {
         if let Some(t) = &self.tables {
-            let terms = (
-                t.class_lgamma[0].get(a as usize),
-                t.class_lgamma[1].get(b as usize),
-                t.total_lgamma.get(a as usize),
-                t.total_lgamma.get(b as usize),
-            );
-            if let (Some(x), Some(y), Some(xt), Some(yt)) = terms {
-                let first = (x + t.other_classes[0]) - xt;
-                let second = (y + t.other_classes[1]) - yt;
-                return (first + second) - 2.0 * self.ln_beta_rho; // the general path's order
+            if let (Some(x), Some(y)) = (t.pure[0].get(a as usize), t.pure[1].get(b as usize)) {
+                return (x + y) - 2.0 * self.ln_beta_rho; // the general path's order
             }
         }
         self.log_likelihood_perfect(&[a, b])

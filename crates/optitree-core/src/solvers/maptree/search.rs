@@ -516,36 +516,68 @@ impl<'a> Search<'a> {
         sizes: &[u64],
     ) -> (Vec<usize>, Vec<usize>) {
         let data = self.graph.data;
-        let total = rows.count();
         let n = ones.len();
-        let (mut zeros, mut ones_side) = (vec![0usize; n], vec![0usize; n]);
-        let mut both = Bitset::empty(rows.len());
-        let columns: Vec<&[u64]> = ones
-            .iter()
-            .map(|(f, _)| data.rows_with(*f, 1).words())
+        // Every column cut down to the words that hold the node's rows, masked by them and laid
+        // out contiguously: a deep node's rows sit in few words.
+        let row_words = rows.words();
+        let live: Vec<usize> = (0..row_words.len())
+            .filter(|&w| row_words[w] != 0)
             .collect();
-        // j divides i's `= 1` child when some but not all of it has j = 1, and so on.
-        let divides = |part: u64, of: u64| usize::from(part > 0 && part < of);
+        let width = live.len().max(1);
+        let mut columns = vec![0u64; n * width];
+        for ((f, _), column) in ones.iter().zip(columns.chunks_exact_mut(width)) {
+            let words = data.rows_with(*f, 1).words();
+            for (slot, &w) in column.iter_mut().zip(&live) {
+                *slot = words[w] & row_words[w];
+            }
+        }
+        let total = rows.count() as u32;
+        let sizes: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+        let rests: Vec<u32> = sizes.iter().map(|&s| total - s).collect();
+        let (mut zeros, mut ones_side) = (vec![0u32; n], vec![0u32; n]);
+        let mut both = vec![0u32; n];
+        // `0 < part < of` in one unsigned comparison (`of >= 1`).
+        let divides = |part: u32, of: u32| u32::from(part.wrapping_sub(1) < of - 1);
         for i in 0..n {
-            rows.and_into(data.rows_with(ones[i].0, 1), &mut both);
-            let both = both.words();
-            let (size_i, rest_i) = (sizes[i], total - sizes[i]);
+            let column_i = &columns[i * width..(i + 1) * width];
+            let later = &columns[(i + 1) * width..];
+            let counts = &mut both[i + 1..];
+            match width {
+                1 => {
+                    let x = column_i[0];
+                    for (count, y) in counts.iter_mut().zip(later) {
+                        *count = (x & y).count_ones();
+                    }
+                }
+                _ => {
+                    for (count, y) in counts.iter_mut().zip(later.chunks_exact(width)) {
+                        *count = column_i
+                            .iter()
+                            .zip(y)
+                            .map(|(a, b)| (a & b).count_ones())
+                            .sum();
+                    }
+                }
+            }
+            // j divides i's `= 1` child when some but not all of it has j = 1, and so on; one
+            // element-wise pass over the later features (vectorised).
+            let (size_i, rest_i) = (sizes[i], rests[i]);
             let (mut zeros_i, mut ones_i) = (0, 0);
-            for j in i + 1..n {
-                let n11: u64 = both
-                    .iter()
-                    .zip(columns[j])
-                    .map(|(&x, &y)| u64::from((x & y).count_ones()))
-                    .sum();
+            let later_sides = sizes[i + 1..].iter().zip(&rests[i + 1..]);
+            let later_counts = ones_side[i + 1..].iter_mut().zip(&mut zeros[i + 1..]);
+            for ((&n11, (&size_j, &rest_j)), (ones_j, zeros_j)) in
+                both[i + 1..].iter().zip(later_sides).zip(later_counts)
+            {
                 ones_i += divides(n11, size_i);
-                zeros_i += divides(sizes[j] - n11, rest_i);
-                ones_side[j] += divides(n11, sizes[j]);
-                zeros[j] += divides(size_i - n11, total - sizes[j]);
+                zeros_i += divides(size_j - n11, rest_i);
+                *ones_j += divides(n11, size_j);
+                *zeros_j += divides(size_i - n11, rest_j);
             }
             zeros[i] += zeros_i;
             ones_side[i] += ones_i;
         }
-        (zeros, ones_side)
+        let widen = |v: Vec<u32>| v.into_iter().map(|x| x as usize).collect();
+        (widen(zeros), widen(ones_side))
     }
 
     /// A lower bound on any subtree at `depth` with class `counts` divided by exactly `n_valid`
