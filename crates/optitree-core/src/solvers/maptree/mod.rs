@@ -112,6 +112,7 @@ pub fn solve(
     stats.set_count("deferred_splits", search.deferred_splits);
     stats.set_count("reexpansions", search.reexpansions);
     stats.set_count("evaluated_splits", search.evaluated_splits);
+    stats.set_count("merged_splits", search.merged_splits);
     stats.set_count("memory_bytes", search.graph.memory() as u64);
     stats.set_real("seconds", budget.elapsed());
     Ok(Outcome {

@@ -48,6 +48,8 @@ pub struct Search<'a> {
     pub reexpansions: u64,
     /// Splits whose children were looked up to rank them (fast mode).
     pub evaluated_splits: u64,
+    /// Splits skipped because an earlier feature splits the node the same way (fast mode).
+    pub merged_splits: u64,
     /// Fast mode, two classes: the count bound behind the fresh nodes' look-ahead bound.
     count_bound: Option<CountBound<'a>>,
     /// Fast mode: splits a first expansion evaluates (`FIRST_SPLITS`; tests lower it).
@@ -82,6 +84,19 @@ fn one_side_counts(
             out.push((n1 - b1, b1));
         }
     }
+}
+
+/// What one pass over the pairs of a node's dividing features tells about its splits, feature
+/// by feature (in the order of the node's dividing features).
+pub(super) struct SplitFacts {
+    /// How many of the node's features divide the split's `= 0` child, and its `= 1` child.
+    pub zeros: Vec<usize>,
+    pub ones: Vec<usize>,
+    /// The split makes the same two children as a split on an earlier feature (the same side
+    /// or the complement on this node's rows): it costs exactly as much, so only the earliest
+    /// feature of such a group is evaluated. Complement columns are common (a binarised yes/no
+    /// attribute gives both), and they would double every lookup.
+    pub twin: Vec<bool>,
 }
 
 /// A child subproblem met during an expansion: already in the graph, or not yet.
@@ -121,6 +136,7 @@ impl<'a> Search<'a> {
             deferred_splits: 0,
             reexpansions: 0,
             evaluated_splits: 0,
+            merged_splits: 0,
             count_bound,
             first_splits: FIRST_SPLITS,
             scratch_children: Vec::new(),
@@ -396,7 +412,8 @@ impl<'a> Search<'a> {
         }
         let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
         let features: Vec<usize> = ones.iter().map(|&(f, _)| f).collect();
-        let (divide_zeros, divide_ones) = self.dividers_of(id, rows, &ones, &sizes);
+        let facts = self.dividers_of(id, rows, &ones, &sizes);
+        let first_round = self.graph.exp(id).runs.is_empty();
         // (cheap lower bound, feature, upper bound of the split into two leaves).
         let mut open: Vec<(f64, usize, f64)> = Vec::new();
         let mut zeros = vec![0u64; k];
@@ -404,10 +421,14 @@ impl<'a> Search<'a> {
             if done.binary_search(&(*f as u32)).is_ok() {
                 continue;
             }
+            if facts.twin[i] {
+                self.merged_splits += u64::from(first_round);
+                continue;
+            }
             for c in 0..k {
                 zeros[c] = counts[c] - side[c];
             }
-            let (v0, v1) = (divide_zeros[i], divide_ones[i]);
+            let (v0, v1) = (facts.zeros[i], facts.ones[i]);
             let lb = (self.counts_lower_bound(depth + 1, side, v1)
                 + self.counts_lower_bound(depth + 1, &zeros, v0))
                 + pen;
@@ -484,26 +505,30 @@ impl<'a> Search<'a> {
         rows: &Bitset,
         ones: &[(usize, Vec<u64>)],
         sizes: &[u64],
-    ) -> (Vec<usize>, Vec<usize>) {
+    ) -> SplitFacts {
+        // A twin is kept as (TWIN, TWIN): its counts are never read.
+        const TWIN: u16 = u16::MAX;
         let kept = &self.graph.exp(id).dividers;
         if !kept.is_empty() && kept.len() == ones.len() {
-            return kept
-                .iter()
-                .map(|&(z, o)| (usize::from(z), usize::from(o)))
-                .unzip();
+            return SplitFacts {
+                zeros: kept.iter().map(|&(z, _)| usize::from(z)).collect(),
+                ones: kept.iter().map(|&(_, o)| usize::from(o)).collect(),
+                twin: kept.iter().map(|&pair| pair == (TWIN, TWIN)).collect(),
+            };
         }
-        let (zeros, ones_side) = self.children_dividers(rows, ones, sizes);
+        let facts = self.children_dividers(rows, ones, sizes);
         let second_round = !self.graph.exp(id).runs.is_empty();
-        if second_round && ones.len() <= usize::from(u16::MAX) {
-            let kept: Vec<(u16, u16)> = zeros
-                .iter()
-                .zip(&ones_side)
-                .map(|(&z, &o)| (z as u16, o as u16))
+        if second_round && ones.len() < usize::from(TWIN) {
+            let kept: Vec<(u16, u16)> = (0..ones.len())
+                .map(|i| match facts.twin[i] {
+                    true => (TWIN, TWIN),
+                    false => (facts.zeros[i] as u16, facts.ones[i] as u16),
+                })
                 .collect();
             self.graph.divider_bytes += kept.capacity() * std::mem::size_of::<(u16, u16)>();
             self.graph.exp_mut(id).dividers = kept;
         }
-        (zeros, ones_side)
+        facts
     }
 
     /// For every feature of `ones` (the features dividing `rows`, with the sizes of their `= 1`
@@ -514,7 +539,7 @@ impl<'a> Search<'a> {
         rows: &Bitset,
         ones: &[(usize, Vec<u64>)],
         sizes: &[u64],
-    ) -> (Vec<usize>, Vec<usize>) {
+    ) -> SplitFacts {
         let data = self.graph.data;
         let n = ones.len();
         // Every column cut down to the words that hold the node's rows, masked by them and laid
@@ -535,6 +560,7 @@ impl<'a> Search<'a> {
         let sizes: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
         let rests: Vec<u32> = sizes.iter().map(|&s| total - s).collect();
         let (mut zeros, mut ones_side) = (vec![0u32; n], vec![0u32; n]);
+        let mut twin = vec![false; n];
         let mut both = vec![0u32; n];
         // `0 < part < of` in one unsigned comparison (`of >= 1`).
         let divides = |part: u32, of: u32| u32::from(part.wrapping_sub(1) < of - 1);
@@ -565,19 +591,28 @@ impl<'a> Search<'a> {
             let (mut zeros_i, mut ones_i) = (0, 0);
             let later_sides = sizes[i + 1..].iter().zip(&rests[i + 1..]);
             let later_counts = ones_side[i + 1..].iter_mut().zip(&mut zeros[i + 1..]);
-            for ((&n11, (&size_j, &rest_j)), (ones_j, zeros_j)) in
-                both[i + 1..].iter().zip(later_sides).zip(later_counts)
+            let later = later_counts.zip(&mut twin[i + 1..]);
+            for ((&n11, (&size_j, &rest_j)), ((ones_j, zeros_j), twin_j)) in
+                both[i + 1..].iter().zip(later_sides).zip(later)
             {
                 ones_i += divides(n11, size_i);
                 zeros_i += divides(size_j - n11, rest_i);
                 *ones_j += divides(n11, size_j);
                 *zeros_j += divides(size_i - n11, rest_j);
+                // Same `= 1` side, or j's `= 1` side is i's `= 0` side.
+                let same = n11 == size_i && n11 == size_j;
+                let complement = n11 == 0 && size_j == rest_i;
+                *twin_j |= same | complement;
             }
             zeros[i] += zeros_i;
             ones_side[i] += ones_i;
         }
         let widen = |v: Vec<u32>| v.into_iter().map(|x| x as usize).collect();
-        (widen(zeros), widen(ones_side))
+        SplitFacts {
+            zeros: widen(zeros),
+            ones: widen(ones_side),
+            twin,
+        }
     }
 
     /// A lower bound on any subtree at `depth` with class `counts` divided by exactly `n_valid`

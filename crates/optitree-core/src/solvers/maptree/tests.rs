@@ -24,6 +24,20 @@ fn random_data(
     (x, y, data)
 }
 
+/// `x` with the complement of each of its first `extra` columns appended (binarised yes/no
+/// attributes come as such pairs).
+fn with_complements(x: &[Vec<u32>], y: &[u32], k: usize, extra: usize) -> Dataset {
+    let x: Vec<Vec<u32>> = x
+        .iter()
+        .map(|row| {
+            let flipped = row[..extra].iter().map(|&v| 1 - v);
+            row.iter().copied().chain(flipped).collect()
+        })
+        .collect();
+    let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+    dataset(&refs, y, k)
+}
+
 /// The features that divide `rows` (some but not all of them have the value 1), ascending.
 fn dividing(data: &Dataset, rows: &Bitset) -> Vec<usize> {
     let total = rows.count();
@@ -394,16 +408,24 @@ fn tabulated_terms_match_the_formulas() {
 }
 
 /// Fast mode with one split per first expansion, so that nearly every node defers splits and
-/// many are expanded again: the same optimum as the exact programme, and a tree that has it.
+/// many are expanded again, half the cases with complement columns (twin splits): the same
+/// optimum as the exact programme, and a tree that has it.
 #[test]
 fn deferred_splits_reach_the_same_optimum() {
     let mut rng = crate::search::SplitMix::new(23);
-    let mut reexpanded = 0;
+    let (mut reexpanded, mut merged) = (0, 0);
     for case in 0..150 {
         let n = 13 + rng.below(30);
         let f = 3 + rng.below(6);
         let k = 2 + rng.below(2);
-        let (_, _, data) = random_data(&mut rng, (n, f, k), 2);
+        let (x, y, data) = random_data(&mut rng, (n, f, k), 2);
+        // Every other case: complement columns, whose splits are twins at every node.
+        let extra = (case % 2) * (1 + rng.below(f));
+        let data = match extra {
+            0 => data,
+            _ => with_complements(&x, &y, k, extra),
+        };
+        let f = f + extra;
         let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.5, 4.0), (0.8, 1.0)][case % 4];
         let mut model = Posterior::new(alpha, beta, vec![[2.5, 1.0, 0.5][case % 3]; k]).unwrap();
         model.tabulate(n, f, 64);
@@ -424,15 +446,19 @@ fn deferred_splits_reach_the_same_optimum() {
         .unwrap();
         assert!(tree.n_nodes() >= 1);
         reexpanded += search.reexpansions;
+        merged += search.merged_splits;
     }
     assert!(reexpanded > 100, "only {reexpanded} re-expansions");
+    assert!(merged > 100, "only {merged} merged splits");
 }
 
 /// The pairwise count of the features dividing each child equals a direct count on the child,
-/// also when the node's rows leave whole 64-row words empty (the count skips those).
+/// also when the node's rows leave whole 64-row words empty (the count skips those); a split
+/// is a twin exactly when an earlier feature splits the rows the same way.
 #[test]
 fn children_dividers_match_a_direct_count() {
     let mut rng = crate::search::SplitMix::new(31);
+    let mut twins = 0;
     for case in 0..200 {
         let n = 2 + rng.below(260);
         let f = 1 + rng.below(9);
@@ -455,16 +481,17 @@ fn children_dividers_match_a_direct_count() {
             .map(|&g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
             .collect();
         let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
-        let (zeros, ones_side) = search.children_dividers(&rows, &ones, &sizes);
+        let facts = search.children_dividers(&rows, &ones, &sizes);
+        let side = |g: usize, v: usize| rows.and(data.rows_with(g, v));
         for (i, &g) in valid.iter().enumerate() {
-            assert_eq!(
-                zeros[i],
-                dividing(&data, &rows.and(data.rows_with(g, 0))).len()
-            );
-            assert_eq!(
-                ones_side[i],
-                dividing(&data, &rows.and(data.rows_with(g, 1))).len()
-            );
+            assert_eq!(facts.zeros[i], dividing(&data, &side(g, 0)).len());
+            assert_eq!(facts.ones[i], dividing(&data, &side(g, 1)).len());
+            let twin = valid[..i]
+                .iter()
+                .any(|&h| side(h, 1) == side(g, 1) || side(h, 1) == side(g, 0));
+            assert_eq!(facts.twin[i], twin, "feature {g}");
+            twins += usize::from(twin);
         }
     }
+    assert!(twins > 20, "only {twins} twins");
 }
