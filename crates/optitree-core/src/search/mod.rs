@@ -8,6 +8,7 @@ pub mod outcome;
 pub mod progress;
 pub mod rng;
 pub mod stats;
+pub mod tagged_ids;
 
 pub use arena::Arena;
 pub use budget::{Budget, CancelFlag};
@@ -16,3 +17,4 @@ pub use outcome::{Outcome, Status};
 pub use progress::{ProgressBoard, Snapshot};
 pub use rng::SplitMix;
 pub use stats::Stats;
+pub use tagged_ids::TaggedIds;

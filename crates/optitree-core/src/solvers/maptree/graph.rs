@@ -5,14 +5,14 @@
 //! first reached from), so its subset can be rebuilt by at most `depth` intersections. The cache
 //! maps a 64-bit hash of (subset, depth) to a chain of candidate nodes, and a candidate is accepted
 //! only after its subset has been rebuilt and compared word for word: two different subproblems are
-//! never merged (the reference's linear hash does merge them, spec §2.8 D3).
+//! never merged (the reference's linear hash does merge them, spec §2.8 D3). The cache is a
+//! [`TaggedIds`] table: 8 bytes per node.
 //!
 //! Parent lists are intrusive singly linked lists threaded through the AND nodes, newest first,
 //! which is the order the reference propagates in.
 
 use crate::data::{Bitset, Dataset};
-use crate::search::cache::FastMap;
-use crate::search::Arena;
+use crate::search::{Arena, TaggedIds};
 
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
@@ -32,8 +32,6 @@ pub struct OrNode {
     /// Origin: the OR node first split to reach this one, and how (`feature * 2 + side`).
     pub origin: u32,
     pub origin_split: u32,
-    /// Next node with the same cache hash.
-    pub next_same_hash: u32,
     /// Its expansion record (NONE until expanded).
     pub expansion: u32,
 }
@@ -89,8 +87,9 @@ pub struct Graph<'a> {
     pub or: Arena<OrNode>,
     pub and: Arena<AndNode>,
     pub expansions: Vec<Expansion>,
-    cache: FastMap<u64, u32>,
-    /// Hash-equal but different subsets met (kept apart, as they must be).
+    cache: TaggedIds,
+    /// Cache candidates (same upper half of the hash) that held another subset or depth (kept
+    /// apart, as they must be).
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
@@ -120,7 +119,7 @@ impl<'a> Graph<'a> {
             or: Arena::new(),
             and: Arena::new(),
             expansions: Vec::new(),
-            cache: FastMap::default(),
+            cache: TaggedIds::default(),
             hash_collisions: 0,
             divider_bytes: 0,
             scratch: Bitset::empty(data.n_rows()),
@@ -139,7 +138,6 @@ impl<'a> Graph<'a> {
             first_parent: NONE,
             origin,
             origin_split,
-            next_same_hash: NONE,
             expansion: NONE,
         });
         id as u32
@@ -207,22 +205,19 @@ impl<'a> Graph<'a> {
 
     /// The OR node for `(rows, depth)`, if one exists.
     pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
-        let mut at = self.cache.get(&hash).copied().unwrap_or(NONE);
-        while at != NONE {
-            let node = &self.or[at as usize];
-            if node.depth == depth {
-                let mut candidate = std::mem::replace(&mut self.scratch, Bitset::empty(0));
+        let mut candidate = std::mem::replace(&mut self.scratch, Bitset::empty(0));
+        let mut misses = 0;
+        let found = self.cache.candidates(hash).find(|&at| {
+            let same = self.or[at as usize].depth == depth && {
                 self.rows_into(at, &mut candidate);
-                let same = candidate == *rows;
-                self.scratch = candidate;
-                if same {
-                    return Some(at);
-                }
-            }
-            self.hash_collisions += 1;
-            at = node.next_same_hash;
-        }
-        None
+                candidate == *rows
+            };
+            misses += u64::from(!same);
+            same
+        });
+        self.scratch = candidate;
+        self.hash_collisions += misses;
+        found
     }
 
     /// Adds a fresh OR node for `(rows, depth)` reached from `origin` by `split`.
@@ -235,9 +230,7 @@ impl<'a> Graph<'a> {
         split: u32,
     ) -> u32 {
         let id = self.push_or(bounds.0, bounds.1, depth, origin, split);
-        let slot = self.cache.entry(hash).or_insert(NONE);
-        self.or[id as usize].next_same_hash = *slot;
-        *slot = id;
+        self.cache.insert(hash, id);
         id
     }
 
@@ -271,13 +264,13 @@ impl<'a> Graph<'a> {
         })
     }
 
-    /// Bytes held by the graph, counting the cache twice: when the hash table grows, its old and
-    /// new tables are alive together, and the memory limit must hold through that peak too.
+    /// Bytes held by the graph, counting the cache at the peak of its next growth (its old and
+    /// new tables alive together): the memory limit must hold through that peak too.
     pub fn memory(&self) -> usize {
-        let table = self.cache.capacity() * (std::mem::size_of::<(u64, u32)>() + 1);
+        let table = self.cache.peak_bytes();
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.expansions.len() * 48;
-        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + 2 * table
+        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table
     }
 }

@@ -1,0 +1,148 @@
+//! A compact multimap from 64-bit hashes to `u32` ids, for caches that check their hits
+//! themselves (the caller compares the id's subproblem with the one it looks for).
+//!
+//! One 8-byte slot per entry, holding the hash's upper half as a tag and the id; open
+//! addressing with linear probing from a home slot scaled from the tag (any table length works,
+//! so the table grows by half, not double); entries are never removed. Against a
+//! `HashMap<u64, u32>` (16-byte entries plus a control byte each, doubling) this is less than
+//! half the memory, also at the peak of a growth, and a probe reads one cache line where the map
+//! reads two: in a search whose cache holds millions of subproblems, both show.
+
+/// An unused slot (`u32::MAX` is never stored as an id).
+const EMPTY: u64 = u64::MAX;
+
+/// Hashes to ids, several ids per hash allowed.
+#[derive(Debug, Clone)]
+pub struct TaggedIds {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+impl Default for TaggedIds {
+    fn default() -> Self {
+        TaggedIds {
+            slots: vec![EMPTY; 16],
+            len: 0,
+        }
+    }
+}
+
+impl TaggedIds {
+    /// Number of ids stored.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no id is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes of the slot array.
+    pub fn bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<u64>()
+    }
+
+    /// Bytes alive at the peak of the next growth (the old and the new array together).
+    pub fn peak_bytes(&self) -> usize {
+        self.bytes() + self.grown_len() * std::mem::size_of::<u64>()
+    }
+
+    fn grown_len(&self) -> usize {
+        self.slots.len() + self.slots.len() / 2
+    }
+
+    fn tag(hash: u64) -> u32 {
+        (hash >> 32) as u32
+    }
+
+    /// Adds `id` under `hash` (ids are not checked for repeats). `id` must not be `u32::MAX`.
+    pub fn insert(&mut self, hash: u64, id: u32) {
+        debug_assert_ne!(id, u32::MAX);
+        // Linear probing stays short below three quarters full.
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            self.grow();
+        }
+        Self::place(&mut self.slots, Self::tag(hash), id);
+        self.len += 1;
+    }
+
+    /// The first slot to probe for `tag`: the tag scaled to the table's length.
+    fn home(tag: u32, len: usize) -> usize {
+        ((u64::from(tag) * len as u64) >> 32) as usize
+    }
+
+    fn place(slots: &mut [u64], tag: u32, id: u32) {
+        let mut at = Self::home(tag, slots.len());
+        while slots[at] != EMPTY {
+            at = if at + 1 == slots.len() { 0 } else { at + 1 };
+        }
+        slots[at] = u64::from(tag) << 32 | u64::from(id);
+    }
+
+    fn grow(&mut self) {
+        let mut slots = vec![EMPTY; self.grown_len()];
+        for &slot in self.slots.iter().filter(|&&s| s != EMPTY) {
+            Self::place(&mut slots, (slot >> 32) as u32, slot as u32);
+        }
+        self.slots = slots;
+    }
+
+    /// The ids stored under hashes with the same upper half as `hash` (all ids stored under
+    /// `hash` among them, in no particular order).
+    pub fn candidates(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
+        let tag = Self::tag(hash);
+        let len = self.slots.len();
+        let mut at = Self::home(tag, len);
+        std::iter::from_fn(move || loop {
+            let slot = self.slots[at];
+            if slot == EMPTY {
+                return None;
+            }
+            at = if at + 1 == len { 0 } else { at + 1 };
+            if (slot >> 32) as u32 == tag {
+                return Some(slot as u32);
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::SplitMix;
+
+    /// Against a plain map from hashes to id lists, through several growths, with hashes that
+    /// share their upper half (same tag) and hashes stored more than once.
+    #[test]
+    fn finds_every_id_stored_under_a_hash() {
+        let mut rng = SplitMix::new(3);
+        let mut table = TaggedIds::default();
+        let mut plain: std::collections::HashMap<u64, Vec<u32>> = Default::default();
+        let mut hashes = Vec::new();
+        for id in 0..20_000u32 {
+            let hash = match rng.below(4) {
+                0 if !hashes.is_empty() => hashes[rng.below(hashes.len())], // stored again
+                1 => (rng.next_u64() & 0xFFFF_FFFF) | 0x1234_5678 << 32,    // a shared tag
+                _ => rng.next_u64(),
+            };
+            hashes.push(hash);
+            table.insert(hash, id);
+            plain.entry(hash).or_default().push(id);
+        }
+        assert_eq!(table.len(), 20_000);
+        for (hash, ids) in &plain {
+            let found: Vec<u32> = table.candidates(*hash).collect();
+            for id in ids {
+                assert!(found.contains(id), "{id} missing under {hash:x}");
+            }
+            // Every candidate has the same tag.
+            let tag = (hash >> 32) as u32;
+            assert!(found
+                .iter()
+                .all(|&c| (hashes[c as usize] >> 32) as u32 == tag));
+        }
+        assert_eq!(TaggedIds::default().candidates(7).count(), 0);
+        assert!(4 * table.len() <= 3 * table.bytes() / 8);
+    }
+}
