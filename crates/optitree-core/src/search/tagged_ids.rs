@@ -72,10 +72,19 @@ impl TaggedIds {
         ((u64::from(tag) * len as u64) >> 32) as usize
     }
 
+    /// The slot probed after `at` (wrapping around).
+    fn next(at: usize, len: usize) -> usize {
+        if at + 1 == len {
+            0
+        } else {
+            at + 1
+        }
+    }
+
     fn place(slots: &mut [u64], tag: u32, id: u32) {
         let mut at = Self::home(tag, slots.len());
         while slots[at] != EMPTY {
-            at = if at + 1 == slots.len() { 0 } else { at + 1 };
+            at = Self::next(at, slots.len());
         }
         slots[at] = u64::from(tag) << 32 | u64::from(id);
     }
@@ -99,7 +108,7 @@ impl TaggedIds {
             if slot == EMPTY {
                 return None;
             }
-            at = if at + 1 == len { 0 } else { at + 1 };
+            at = Self::next(at, len);
             if (slot >> 32) as u32 == tag {
                 return Some(slot as u32);
             }

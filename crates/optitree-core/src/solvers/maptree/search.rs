@@ -89,8 +89,9 @@ fn one_side_counts(
 /// What one pass over the pairs of a node's dividing features tells about its splits, feature
 /// by feature (in the order of the node's dividing features).
 pub(super) struct SplitFacts {
-    /// How many of the node's features divide the split's `= 0` child, and its `= 1` child.
+    /// How many of the node's features divide the split's `= 0` child.
     pub zeros: Vec<usize>,
+    /// How many of the node's features divide the split's `= 1` child.
     pub ones: Vec<usize>,
     /// The split makes the same two children as a split on an earlier feature (the same side
     /// or the complement on this node's rows): it costs exactly as much, so only the earliest
