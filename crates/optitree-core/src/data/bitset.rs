@@ -178,6 +178,14 @@ impl Bitset {
         }
     }
 
+    /// Whether `self ∩ other` equals `expected`, without building the intersection.
+    pub fn and_equals(&self, other: &Bitset, expected: &Bitset) -> bool {
+        debug_assert!(self.len == other.len && self.len == expected.len);
+        (self.words.iter().zip(&other.words))
+            .zip(&expected.words)
+            .all(|((a, b), e)| a & b == *e)
+    }
+
     /// `self ← self ∩ other`.
     pub fn and_assign(&mut self, other: &Bitset) {
         debug_assert_eq!(self.len, other.len);
@@ -307,6 +315,8 @@ mod tests {
             let mut o = x.clone(); o.or_assign(&y); prop_assert_eq!(naive(&o), or);
             let mut into = Bitset::full(x.len()); x.and_into(&y, &mut into); prop_assert_eq!(naive(&into), and.clone());
             let mut d = x.clone(); d.and_not_assign(&y); prop_assert_eq!(naive(&d), diff);
+            prop_assert!(x.and_equals(&y, &x.and(&y)));
+            prop_assert_eq!(x.and_equals(&y, &x), naive(&x) == and);
             prop_assert_eq!(naive(&x.complement()), not);
             prop_assert_eq!(x.count(), a.iter().filter(|v| **v).count() as u64);
             prop_assert_eq!(x.is_subset_of(&y), a.iter().zip(&b).all(|(p, q)| !*p || *q));

@@ -21,6 +21,7 @@
 
 use crate::data::{Bitset, Dataset, SubsetCounter};
 use crate::search::cache::{FastHasher, FastMap};
+use crate::search::TaggedIds;
 use std::hash::Hasher;
 
 use super::score::{Scale, Score};
@@ -49,11 +50,23 @@ pub struct SplitRec {
     pub children: Box<[Slot]>,
 }
 
+/// What a node keeps once it is expanded (the root from the start). Boxed apart from the node:
+/// most nodes are never expanded, and a smaller node makes the arena and its cache misses
+/// smaller too.
+#[derive(Debug)]
+pub struct Expansion {
+    /// The node's rows.
+    pub support: Bitset,
+    /// The features that can split some subset of its rows (see [`Usable::Never`]); its
+    /// children need look at no others. Empty until the node is expanded.
+    features: Box<[u32]>,
+}
+
 /// An OR node: a subproblem that may still be split.
 #[derive(Debug)]
 pub struct Node {
-    /// Row set, kept once the node is expanded (the root always has it).
-    pub support: Option<Bitset>,
+    /// Rows and features, kept once the node is expanded (the root always has them).
+    pub expansion: Option<Box<Expansion>>,
     /// The expanded node that created this one, with the feature and value leading here
     /// (`NONE` for the root): the rows are `rows(parent) ∩ (feature = value)`.
     pub origin: (NodeId, u32, u32),
@@ -77,11 +90,13 @@ pub struct Node {
     /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub stump: u32,
     pub splits: Vec<SplitRec>,
-    /// Once expanded: the features that can split some subset of its rows (see
-    /// [`Usable::Never`]); its children need look at no others.
-    features: Box<[u32]>,
-    /// Next node whose row set has the same hash (memo chain).
-    next_same_hash: NodeId,
+}
+
+impl Node {
+    /// The node's rows, if it keeps them (see [`Expansion`]).
+    pub fn support(&self) -> Option<&Bitset> {
+        self.expansion.as_deref().map(|e| &e.support)
+    }
 }
 
 /// What the one-level look-ahead learns about a subproblem.
@@ -112,7 +127,6 @@ enum Usable {
 pub struct Scratch {
     rows: Bitset,
     child_rows: Bitset,
-    check: Bitset,
     counter: SubsetCounter,
     slots: Vec<Slot>,
     /// The child counts of the last row set looked ahead on (see [`Graph::count_children`]).
@@ -144,7 +158,6 @@ impl Default for Scratch {
         Scratch {
             rows: Bitset::empty(0),
             child_rows: Bitset::empty(0),
-            check: Bitset::empty(0),
             counter: SubsetCounter::empty(),
             slots: Vec::new(),
             table: Vec::new(),
@@ -173,7 +186,8 @@ pub struct Graph<'d> {
     weights: Option<Vec<u64>>,
     limits: Limits,
     pub nodes: Vec<Node>,
-    memo: FastMap<u64, NodeId>,
+    /// Node ids by the hash of their key (8 bytes a node; matches are checked exactly).
+    memo: TaggedIds,
     /// The root's candidate features: one per group of columns that partition the rows alike.
     root_features: Box<[u32]>,
     /// Where each feature's cells start in a table of child counts ([`Graph::count_table`]):
@@ -268,7 +282,7 @@ impl<'d> Graph<'d> {
             weights,
             limits,
             nodes: Vec::new(),
-            memo: FastMap::default(),
+            memo: TaggedIds::default(),
             root_features: distinct_partitions(data),
             offsets: std::iter::once(0)
                 .chain((0..data.n_features()).scan(0, |end, f| {
@@ -282,22 +296,20 @@ impl<'d> Graph<'d> {
             scratch: Scratch {
                 rows: Bitset::empty(data.n_rows()),
                 child_rows: Bitset::empty(data.n_rows()),
-                check: Bitset::empty(data.n_rows()),
                 ..Scratch::default()
             },
             sums: Vec::new(),
         }
     }
 
-    /// All the bytes the search holds: row sets and split records, plus the node arena and
-    /// the memo table at their allocated capacity (growth by doubling reserves up to twice
-    /// what is in use, and that memory is as real to the machine as the rest).
+    /// All the bytes the search holds: row sets and split records, the node arena at its
+    /// allocated capacity (growth by doubling reserves up to twice what is in use, and that
+    /// memory is as real to the machine as the rest) and the memo with its next growth.
     pub fn memory(&self) -> usize {
-        let memo_slot = std::mem::size_of::<(u64, NodeId)>() + 1; // entry + control byte
         self.bytes
             + self.scratch.tables.bytes()
             + self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.memo.capacity() * memo_slot * 8 / 7
+            + self.memo.peak_bytes()
     }
 
     /// Hands the nodes and the memo to a thread that frees them: a search stopped by its time
@@ -413,15 +425,13 @@ impl<'d> Graph<'d> {
         if self.closed(weight, majority, depth) {
             return None;
         }
-        let mut check = Bitset::empty(rows.len());
         let slot = Slot {
             node: NONE,
             weight,
             majority,
         };
-        let id = self.node_for(&rows, slot, depth, (NONE, 0, 0), &mut check);
-        self.bytes += rows.heap_bytes() + 16; // + the allocator's block header
-        self.nodes[id as usize].support = Some(rows);
+        let id = self.node_for(&rows, slot, depth, (NONE, 0, 0));
+        self.keep_rows(id, rows);
         Some(id)
     }
 
@@ -476,8 +486,7 @@ impl<'d> Graph<'d> {
         };
         let total: u64 = rec.children.iter().map(|s| s.weight).sum();
         let by_subtraction = 2 * heavy_weight > total
-            && !self.nodes[parent as usize].features.is_empty()
-            && self.nodes[parent as usize].support.is_some()
+            && !self.pool_of(parent).is_empty()
             && self.scratch.tables.contains(parent);
         let feature = rec.feature;
         let mut kids = std::mem::take(&mut self.scratch.kids);
@@ -504,7 +513,7 @@ impl<'d> Graph<'d> {
         features.clear();
         features.extend_from_slice(self.pool_of(parent));
         for (v, &c) in kids.iter().enumerate().filter(|&(v, _)| v != heavy) {
-            if let Some(p) = &self.nodes[parent as usize].support {
+            if let Some(p) = self.nodes[parent as usize].support() {
                 p.and_into(self.data.rows_with(feature as usize, v), &mut rows);
             }
             let totals = self.class_totals(&rows);
@@ -665,7 +674,7 @@ impl<'d> Graph<'d> {
     /// of its rows once expanded, every searched feature for the root's origin (`NONE`).
     fn pool_of(&self, id: NodeId) -> &[u32] {
         match self.nodes.get(id as usize) {
-            Some(p) => &p.features,
+            Some(p) => p.expansion.as_deref().map_or(&[], |e| &e.features),
             None => &self.root_features,
         }
     }
@@ -675,10 +684,8 @@ impl<'d> Graph<'d> {
         let node = &self.nodes[id as usize];
         let (parent, f, v) = node.origin;
         match (
-            &node.support,
-            self.nodes
-                .get(parent as usize)
-                .and_then(|p| p.support.as_ref()),
+            node.support(),
+            self.nodes.get(parent as usize).and_then(Node::support),
         ) {
             (Some(rows), _) => out.clone_from(rows),
             (None, Some(parent_rows)) => {
@@ -689,27 +696,27 @@ impl<'d> Graph<'d> {
         }
     }
 
+    /// Whether node `id` holds exactly `rows` (read from its origin without building a set).
+    fn holds(&self, id: NodeId, rows: &Bitset) -> bool {
+        let node = &self.nodes[id as usize];
+        if let Some(own) = node.support() {
+            return own == rows;
+        }
+        let (parent, f, v) = node.origin;
+        match self.nodes.get(parent as usize).and_then(Node::support) {
+            Some(parent_rows) => {
+                parent_rows.and_equals(self.data.rows_with(f as usize, v as usize), rows)
+            }
+            None => false, // unreachable by construction: a node's origin keeps its rows
+        }
+    }
+
     /// The existing node of the subproblem (`rows`, `depth_left`), if any; hash matches are
     /// checked against the candidate's actual rows.
-    fn lookup(
-        &self,
-        rows: &Bitset,
-        depth_left: u32,
-        hash: u64,
-        check: &mut Bitset,
-    ) -> Option<NodeId> {
-        let mut id = self.memo.get(&hash).copied().unwrap_or(NONE);
-        while id != NONE {
-            let n = &self.nodes[id as usize];
-            if n.depth_left == depth_left {
-                self.rows_into(id, check);
-                if check == rows {
-                    return Some(id);
-                }
-            }
-            id = n.next_same_hash;
-        }
-        None
+    fn lookup(&self, rows: &Bitset, depth_left: u32, hash: u64) -> Option<NodeId> {
+        self.memo
+            .candidates(hash)
+            .find(|&id| self.nodes[id as usize].depth_left == depth_left && self.holds(id, rows))
     }
 
     /// The node of the subproblem with these rows, created (without storing the rows) if new.
@@ -719,19 +726,18 @@ impl<'d> Graph<'d> {
         slot: Slot,
         depth_left: u32,
         origin: (NodeId, u32, u32),
-        check: &mut Bitset,
     ) -> NodeId {
         let hash = key_hash(rows, depth_left);
-        if let Some(id) = self.lookup(rows, depth_left, hash, check) {
+        if let Some(id) = self.lookup(rows, depth_left, hash) {
             self.memo_hits += 1;
             return id;
         }
         let id = self.nodes.len() as NodeId;
-        let previous = self.memo.insert(hash, id).unwrap_or(NONE);
+        self.memo.insert(hash, id);
         let leaf = self.scale.leaf(slot.majority);
         let ub = self.scale.pure_split(slot.weight);
         self.nodes.push(Node {
-            support: None,
+            expansion: None,
             origin,
             depth_left,
             leaf,
@@ -744,8 +750,6 @@ impl<'d> Graph<'d> {
             tightened: false,
             stump: NONE,
             splits: Vec::new(),
-            features: Box::default(),
-            next_same_hash: previous,
         });
         id
     }
@@ -758,11 +762,10 @@ impl<'d> Graph<'d> {
     /// exact size: temporaries interleaved with long-lived blocks would leave holes in the heap
     /// that the memory accounting cannot see (a third of the process's memory on lymph-f).
     pub fn expand(&mut self, id: NodeId) {
-        if self.nodes[id as usize].support.is_none() {
+        if self.nodes[id as usize].expansion.is_none() {
             let mut own = Bitset::empty(self.data.n_rows());
             self.rows_into(id, &mut own);
-            self.bytes += own.heap_bytes() + 16;
-            self.nodes[id as usize].support = Some(own);
+            self.keep_rows(id, own);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         // A copy, because children created below may be checked against this node's rows.
@@ -842,8 +845,7 @@ impl<'d> Graph<'d> {
                 if !self.closed(slot.weight, slot.majority, child_depth) {
                     rows.and_into(self.data.rows_with(f, v), &mut scratch.child_rows);
                     let origin = (id, c.feature, v as u32);
-                    let (child_rows, check) = (&scratch.child_rows, &mut scratch.check);
-                    slot.node = self.node_for(child_rows, *slot, child_depth, origin, check);
+                    slot.node = self.node_for(&scratch.child_rows, *slot, child_depth, origin);
                 }
             }
             splits.push(SplitRec {
@@ -858,8 +860,20 @@ impl<'d> Graph<'d> {
         self.bytes += splits_bytes(&splits) + features_bytes(&features);
         let node = &mut self.nodes[id as usize];
         node.splits = splits;
-        node.features = features;
+        if let Some(e) = node.expansion.as_mut() {
+            e.features = features;
+        }
         node.expanded = true;
+    }
+
+    /// Gives node `id` its [`Expansion`], holding `rows` (and no features yet).
+    fn keep_rows(&mut self, id: NodeId, rows: Bitset) {
+        // Each block with the allocator's header.
+        self.bytes += rows.heap_bytes() + 16 + std::mem::size_of::<Expansion>() + 16;
+        self.nodes[id as usize].expansion = Some(Box::new(Expansion {
+            support: rows,
+            features: Box::default(),
+        }));
     }
 
     /// Recomputes a node's bounds, incumbent and top split from its children's current values,
