@@ -6,9 +6,10 @@
 //! splitting on it again is useless (see the spec, §8), and the useful splits are the same for
 //! every path that reaches the same rows. With a depth limit the key adds the remaining depth.
 //!
-//! Row sets are stored only for expanded nodes. Every other node remembers its origin (the
-//! expanded parent that created it, the feature and the value), so its rows are one AND away:
-//! when it is expanded, and when a memo lookup must check a hash match exactly. Children that are
+//! Row sets are stored only for expanded nodes, in a list of their own ([`Expansion`]). Every
+//! other node remembers its origin (the expansion of the parent that created it, the feature and
+//! the value), so its rows are one AND away: when it is expanded, and when a memo lookup must
+//! check a hash match exactly (the memo is a [`TaggedIds`] table). Children that are
 //! closed at sight (empty, out of depth, or whose leaf the purification bound proves optimal) are
 //! not nodes at all: their split record keeps just their weight and majority weight.
 //!
@@ -50,9 +51,10 @@ pub struct SplitRec {
     pub children: Box<[Slot]>,
 }
 
-/// What a node keeps once it is expanded (the root from the start). Boxed apart from the node:
-/// most nodes are never expanded, and a smaller node makes the arena and its cache misses
-/// smaller too.
+/// What a node keeps once it is expanded (the root from the start), in a list apart from the
+/// nodes: most nodes are never expanded, so the nodes stay small, and a memo lookup checks a
+/// candidate against its parent's rows without touching the parent node (the short list of
+/// expansions stays in cache where the arena of nodes does not).
 #[derive(Debug)]
 pub struct Expansion {
     /// The node's rows.
@@ -65,11 +67,12 @@ pub struct Expansion {
 /// An OR node: a subproblem that may still be split.
 #[derive(Debug)]
 pub struct Node {
-    /// Rows and features, kept once the node is expanded (the root always has them).
-    pub expansion: Option<Box<Expansion>>,
-    /// The expanded node that created this one, with the feature and value leading here
-    /// (`NONE` for the root): the rows are `rows(parent) ∩ (feature = value)`.
-    pub origin: (NodeId, u32, u32),
+    /// Index of its rows and features in the graph's list of [`Expansion`]s once expanded (the root
+    /// always has them), `NONE` before.
+    pub expansion: u32,
+    /// The expansion of the node that created this one, with the feature and value leading
+    /// here (`NONE` for the root): the rows are `rows(parent) ∩ (feature = value)`.
+    pub origin: (u32, u32, u32),
     /// Remaining depth (`u32::MAX` when unlimited).
     pub depth_left: u32,
     /// Score of making this node a leaf.
@@ -84,19 +87,12 @@ pub struct Node {
     pub top: u32,
     pub expanded: bool,
     pub complete: bool,
-    /// Whether `ub` already includes the one-split look-ahead of [`Graph::tighten`].
+    /// Whether `ub` already includes the one-split look-ahead (`Graph::tighten_with`).
     pub tightened: bool,
     /// For a node not expanded: the feature of the best one-split tree found by the look-ahead,
     /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub stump: u32,
     pub splits: Vec<SplitRec>,
-}
-
-impl Node {
-    /// The node's rows, if it keeps them (see [`Expansion`]).
-    pub fn support(&self) -> Option<&Bitset> {
-        self.expansion.as_deref().map(|e| &e.support)
-    }
 }
 
 /// What the one-level look-ahead learns about a subproblem.
@@ -186,6 +182,8 @@ pub struct Graph<'d> {
     weights: Option<Vec<u64>>,
     limits: Limits,
     pub nodes: Vec<Node>,
+    /// What expanded nodes keep (see [`Expansion`]).
+    expansions: Vec<Expansion>,
     /// Node ids by the hash of their key (8 bytes a node; matches are checked exactly).
     memo: TaggedIds,
     /// The root's candidate features: one per group of columns that partition the rows alike.
@@ -282,6 +280,7 @@ impl<'d> Graph<'d> {
             weights,
             limits,
             nodes: Vec::new(),
+            expansions: Vec::new(),
             memo: TaggedIds::default(),
             root_features: distinct_partitions(data),
             offsets: std::iter::once(0)
@@ -309,6 +308,7 @@ impl<'d> Graph<'d> {
         self.bytes
             + self.scratch.tables.bytes()
             + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.memo.peak_bytes()
     }
 
@@ -318,13 +318,14 @@ impl<'d> Graph<'d> {
     pub fn free_in_background(&mut self) {
         let nodes = std::mem::take(&mut self.nodes);
         let memo = std::mem::take(&mut self.memo);
+        let expansions = std::mem::take(&mut self.expansions);
         if nodes.len() < 100_000 {
             return; // quicker to free here than to start a thread
         }
         // If no thread can be started, the closure is dropped here and frees them in place.
         let _ = std::thread::Builder::new()
             .name("optitree-free".into())
-            .spawn(move || drop((nodes, memo)));
+            .spawn(move || drop((nodes, memo, expansions)));
     }
 
     /// Class totals (weighted) of a row set.
@@ -513,7 +514,7 @@ impl<'d> Graph<'d> {
         features.clear();
         features.extend_from_slice(self.pool_of(parent));
         for (v, &c) in kids.iter().enumerate().filter(|&(v, _)| v != heavy) {
-            if let Some(p) = self.nodes[parent as usize].support() {
+            if let Some(p) = self.support_of(parent) {
                 p.and_into(self.data.rows_with(feature as usize, v), &mut rows);
             }
             let totals = self.class_totals(&rows);
@@ -671,21 +672,39 @@ impl<'d> Graph<'d> {
     }
 
     /// The features that node `id`'s children may try: those it found usable on some subset
-    /// of its rows once expanded, every searched feature for the root's origin (`NONE`).
+    /// of its rows once expanded (none before).
     fn pool_of(&self, id: NodeId) -> &[u32] {
-        match self.nodes.get(id as usize) {
-            Some(p) => p.expansion.as_deref().map_or(&[], |e| &e.features),
+        match self
+            .expansions
+            .get(self.nodes[id as usize].expansion as usize)
+        {
+            Some(e) => &e.features,
+            None => &[],
+        }
+    }
+
+    /// The features the children of expansion `e` may try (see [`Graph::pool_of`]); every
+    /// searched feature for the root's origin (`NONE`).
+    fn pool_of_expansion(&self, e: u32) -> &[u32] {
+        match self.expansions.get(e as usize) {
+            Some(e) => &e.features,
             None => &self.root_features,
         }
     }
 
+    /// The rows of node `id`, if it keeps them (see [`Expansion`]).
+    fn support_of(&self, id: NodeId) -> Option<&Bitset> {
+        self.expansions
+            .get(self.nodes[id as usize].expansion as usize)
+            .map(|e| &e.support)
+    }
+
     /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
     fn rows_into(&self, id: NodeId, out: &mut Bitset) {
-        let node = &self.nodes[id as usize];
-        let (parent, f, v) = node.origin;
+        let (parent, f, v) = self.nodes[id as usize].origin;
         match (
-            node.support(),
-            self.nodes.get(parent as usize).and_then(Node::support),
+            self.support_of(id),
+            self.expansions.get(parent as usize).map(|e| &e.support),
         ) {
             (Some(rows), _) => out.clone_from(rows),
             (None, Some(parent_rows)) => {
@@ -698,12 +717,11 @@ impl<'d> Graph<'d> {
 
     /// Whether node `id` holds exactly `rows` (read from its origin without building a set).
     fn holds(&self, id: NodeId, rows: &Bitset) -> bool {
-        let node = &self.nodes[id as usize];
-        if let Some(own) = node.support() {
+        if let Some(own) = self.support_of(id) {
             return own == rows;
         }
-        let (parent, f, v) = node.origin;
-        match self.nodes.get(parent as usize).and_then(Node::support) {
+        let (parent, f, v) = self.nodes[id as usize].origin;
+        match self.expansions.get(parent as usize).map(|e| &e.support) {
             Some(parent_rows) => {
                 parent_rows.and_equals(self.data.rows_with(f as usize, v as usize), rows)
             }
@@ -725,7 +743,7 @@ impl<'d> Graph<'d> {
         rows: &Bitset,
         slot: Slot,
         depth_left: u32,
-        origin: (NodeId, u32, u32),
+        origin: (u32, u32, u32),
     ) -> NodeId {
         let hash = key_hash(rows, depth_left);
         if let Some(id) = self.lookup(rows, depth_left, hash) {
@@ -737,7 +755,7 @@ impl<'d> Graph<'d> {
         let leaf = self.scale.leaf(slot.majority);
         let ub = self.scale.pure_split(slot.weight);
         self.nodes.push(Node {
-            expansion: None,
+            expansion: NONE,
             origin,
             depth_left,
             leaf,
@@ -762,7 +780,7 @@ impl<'d> Graph<'d> {
     /// exact size: temporaries interleaved with long-lived blocks would leave holes in the heap
     /// that the memory accounting cannot see (a third of the process's memory on lymph-f).
     pub fn expand(&mut self, id: NodeId) {
-        if self.nodes[id as usize].expansion.is_none() {
+        if self.nodes[id as usize].expansion == NONE {
             let mut own = Bitset::empty(self.data.n_rows());
             self.rows_into(id, &mut own);
             self.keep_rows(id, own);
@@ -780,7 +798,7 @@ impl<'d> Graph<'d> {
         scratch.pool.clear();
         scratch
             .pool
-            .extend_from_slice(self.pool_of(self.nodes[id as usize].origin.0));
+            .extend_from_slice(self.pool_of_expansion(self.nodes[id as usize].origin.0));
         scratch.hereditary.clear();
         // The node's child counts stay cached for a while: its children's look-aheads will
         // want them (see `tighten_split`).
@@ -844,7 +862,7 @@ impl<'d> Graph<'d> {
             for (v, slot) in children.iter_mut().enumerate() {
                 if !self.closed(slot.weight, slot.majority, child_depth) {
                     rows.and_into(self.data.rows_with(f, v), &mut scratch.child_rows);
-                    let origin = (id, c.feature, v as u32);
+                    let origin = (self.nodes[id as usize].expansion, c.feature, v as u32);
                     slot.node = self.node_for(&scratch.child_rows, *slot, child_depth, origin);
                 }
             }
@@ -860,7 +878,7 @@ impl<'d> Graph<'d> {
         self.bytes += splits_bytes(&splits) + features_bytes(&features);
         let node = &mut self.nodes[id as usize];
         node.splits = splits;
-        if let Some(e) = node.expansion.as_mut() {
+        if let Some(e) = self.expansions.get_mut(node.expansion as usize) {
             e.features = features;
         }
         node.expanded = true;
@@ -869,11 +887,12 @@ impl<'d> Graph<'d> {
     /// Gives node `id` its [`Expansion`], holding `rows` (and no features yet).
     fn keep_rows(&mut self, id: NodeId, rows: Bitset) {
         // Each block with the allocator's header.
-        self.bytes += rows.heap_bytes() + 16 + std::mem::size_of::<Expansion>() + 16;
-        self.nodes[id as usize].expansion = Some(Box::new(Expansion {
+        self.bytes += rows.heap_bytes() + 16;
+        self.nodes[id as usize].expansion = self.expansions.len() as u32;
+        self.expansions.push(Expansion {
             support: rows,
             features: Box::default(),
-        }));
+        });
     }
 
     /// Recomputes a node's bounds, incumbent and top split from its children's current values,
