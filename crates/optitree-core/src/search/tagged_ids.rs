@@ -97,6 +97,11 @@ impl TaggedIds {
         self.slots = slots;
     }
 
+    /// Starts loading the slot where a search for `hash` begins (see [`super::prefetch`]).
+    pub fn prefetch(&self, hash: u64) {
+        super::prefetch(&self.slots[Self::home(Self::tag(hash), self.slots.len())]);
+    }
+
     /// The ids stored under hashes with the same upper half as `hash` (all ids stored under
     /// `hash` among them, in no particular order).
     pub fn candidates(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {

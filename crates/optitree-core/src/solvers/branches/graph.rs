@@ -22,7 +22,7 @@
 
 use crate::data::{Bitset, Dataset, SubsetCounter};
 use crate::search::cache::{FastHasher, FastMap};
-use crate::search::TaggedIds;
+use crate::search::{prefetch, TaggedIds};
 use std::hash::Hasher;
 
 use super::score::{Scale, Score};
@@ -133,6 +133,8 @@ pub struct Scratch {
     heavy: Vec<u64>,
     /// The children of the split being tightened.
     kids: Vec<NodeId>,
+    /// The children an expansion makes nodes of: split index, value and key hash.
+    wanted: Vec<(u32, u32, u64)>,
     /// An expansion's candidate splits, their child summaries one after another in `flat`.
     candidates: Vec<Candidate>,
     flat: Vec<Slot>,
@@ -160,6 +162,7 @@ impl Default for Scratch {
             tables: TableCache::default(),
             heavy: Vec::new(),
             kids: Vec::new(),
+            wanted: Vec::new(),
             candidates: Vec::new(),
             flat: Vec::new(),
             pool: Vec::new(),
@@ -203,10 +206,18 @@ pub struct Graph<'d> {
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
+    hash_words(support.words().iter().copied(), depth_left)
+}
+
+/// [`key_hash`] of `rows ∩ other` without building the intersection.
+fn key_hash_and(rows: &Bitset, other: &Bitset, depth_left: u32) -> u64 {
+    let words = rows.words().iter().zip(other.words()).map(|(a, b)| a & b);
+    hash_words(words, depth_left)
+}
+
+fn hash_words(words: impl Iterator<Item = u64>, depth_left: u32) -> u64 {
     let mut h = FastHasher::default();
-    for &w in support.words() {
-        h.write_u64(w);
-    }
+    words.for_each(|w| h.write_u64(w));
     h.write_u32(depth_left);
     h.finish()
 }
@@ -746,6 +757,18 @@ impl<'d> Graph<'d> {
         origin: (u32, u32, u32),
     ) -> NodeId {
         let hash = key_hash(rows, depth_left);
+        self.node_for_hashed(rows, slot, depth_left, origin, hash)
+    }
+
+    /// [`Graph::node_for`] with the key's hash already computed.
+    fn node_for_hashed(
+        &mut self,
+        rows: &Bitset,
+        slot: Slot,
+        depth_left: u32,
+        origin: (u32, u32, u32),
+        hash: u64,
+    ) -> NodeId {
         if let Some(id) = self.lookup(rows, depth_left, hash) {
             self.memo_hits += 1;
             return id;
@@ -850,26 +873,48 @@ impl<'d> Graph<'d> {
             .count();
         self.dominated_splits += (scratch.candidates.len() - n_kept) as u64;
         // Children that may still split become nodes (shared with every other parent that
-        // reaches the same rows); the others stay summaries.
+        // reaches the same rows); the others stay summaries. The memo lookups go in three
+        // passes so that their cache misses overlap: hash every child and prefetch its memo
+        // slot, then prefetch the node each slot names, then look up for real.
         let child_depth = Self::child_depth(depth);
         let mut splits: Vec<SplitRec> = Vec::with_capacity(n_kept);
+        scratch.wanted.clear();
         for (i, c) in scratch.candidates.iter().enumerate() {
             if !kept(i, c) {
                 continue;
             }
-            let f = c.feature as usize;
-            let mut children: Box<[Slot]> = Box::from(&scratch.flat[c.slots.clone()]);
-            for (v, slot) in children.iter_mut().enumerate() {
+            let children: Box<[Slot]> = Box::from(&scratch.flat[c.slots.clone()]);
+            for (v, slot) in children.iter().enumerate() {
                 if !self.closed(slot.weight, slot.majority, child_depth) {
-                    rows.and_into(self.data.rows_with(f, v), &mut scratch.child_rows);
-                    let origin = (self.nodes[id as usize].expansion, c.feature, v as u32);
-                    slot.node = self.node_for(&scratch.child_rows, *slot, child_depth, origin);
+                    let f_rows = self.data.rows_with(c.feature as usize, v);
+                    let hash = key_hash_and(&rows, f_rows, child_depth);
+                    self.memo.prefetch(hash);
+                    scratch.wanted.push((splits.len() as u32, v as u32, hash));
                 }
             }
             splits.push(SplitRec {
                 feature: c.feature,
                 children,
             });
+        }
+        for &(_, _, hash) in &scratch.wanted {
+            if let Some(found) = self.memo.candidates(hash).next() {
+                // The fields a lookup reads (they may straddle two cache lines).
+                let node = &self.nodes[found as usize];
+                prefetch(&node.expansion);
+                prefetch(&node.depth_left);
+            }
+        }
+        let expansion = self.nodes[id as usize].expansion;
+        for &(s, v, hash) in &scratch.wanted {
+            let split = &mut splits[s as usize];
+            let slot = &mut split.children[v as usize];
+            rows.and_into(
+                self.data.rows_with(split.feature as usize, v as usize),
+                &mut scratch.child_rows,
+            );
+            let origin = (expansion, split.feature, v);
+            slot.node = self.node_for_hashed(&scratch.child_rows, *slot, child_depth, origin, hash);
         }
         let features: Box<[u32]> = Box::from(&scratch.hereditary[..]);
         scratch.table = scratch.tables.put(id, table);
