@@ -1,10 +1,11 @@
 //! The explicit AND/OR graph of the MAPTree search: OR nodes (a row subset at a depth) with their
 //! bounds, AND nodes (an OR node split on a feature), and the subproblem cache.
 //!
-//! OR nodes do not store their rows. Each remembers its origin (the OR node and feature/side it was
-//! first reached from), so its subset can be rebuilt by at most `depth` intersections. The cache
-//! maps a 64-bit hash of (subset, depth) to a chain of candidate nodes, and a candidate is accepted
-//! only after its subset has been rebuilt and compared word for word: two different subproblems are
+//! OR nodes do not store their rows; a node that gets children keeps its rows in one flat block
+//! list (few nodes are expanded). Every other node remembers its origin (the kept rows of the
+//! node it was first reached from, and the feature/side), so its subset is one intersection
+//! away. The cache maps a 64-bit hash of (subset, depth) to candidate nodes, and a candidate is
+//! accepted only after its subset has been compared word for word: two different subproblems are
 //! never merged (the reference's linear hash does merge them, spec §2.8 D3). The cache is a
 //! [`TaggedIds`] table: 8 bytes per node.
 //!
@@ -12,7 +13,7 @@
 //! which is the order the reference propagates in.
 
 use crate::data::{Bitset, Dataset};
-use crate::search::{Arena, TaggedIds};
+use crate::search::{prefetch, Arena, TaggedIds};
 
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
@@ -29,8 +30,9 @@ pub struct OrNode {
     pub exact: bool,
     /// Head of the parent list: `and_id * 2 + side`, or NONE.
     pub first_parent: u32,
-    /// Origin: the OR node first split to reach this one, and how (`feature * 2 + side`).
-    pub origin: u32,
+    /// Origin: the kept rows (see [`Graph::keep_rows`]) of the OR node first split to reach
+    /// this one (NONE for the root), and how (`feature * 2 + side`).
+    pub origin_rows: u32,
     pub origin_split: u32,
     /// Its expansion record (NONE until expanded).
     pub expansion: u32,
@@ -54,6 +56,8 @@ pub struct Expansion {
     pub deferred: f64,
     /// Stamp of the last propagation that visited this node.
     pub visited: u32,
+    /// Its block of kept rows (NONE until [`Graph::keep_rows`]).
+    pub rows_block: u32,
     /// Fast mode, kept once a node is expanded a second time (it is likely to be again): for each
     /// feature dividing the node, ascending, the numbers of features that divide its `= 0` and
     /// its `= 1` child.
@@ -93,8 +97,9 @@ pub struct Graph<'a> {
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
-    /// Reused by `find` for a candidate's rows.
-    scratch: Bitset,
+    /// The rows of the nodes that have children, `words` words a block.
+    kept_rows: Vec<u64>,
+    words: usize,
 }
 
 /// Hash of a row subset and a depth (SplitMix-style mixing of every word).
@@ -122,13 +127,21 @@ impl<'a> Graph<'a> {
             cache: TaggedIds::default(),
             hash_collisions: 0,
             divider_bytes: 0,
-            scratch: Bitset::empty(data.n_rows()),
+            kept_rows: Vec::new(),
+            words: data.n_rows().div_ceil(64).max(1),
         };
         g.push_or(root_lb, root_ub, 0, NONE, 0);
         g
     }
 
-    fn push_or(&mut self, lb: f64, ub: f64, depth: u32, origin: u32, origin_split: u32) -> u32 {
+    fn push_or(
+        &mut self,
+        lb: f64,
+        ub: f64,
+        depth: u32,
+        origin_rows: u32,
+        origin_split: u32,
+    ) -> u32 {
         let id = self.or.push(OrNode {
             lb,
             ub,
@@ -136,7 +149,7 @@ impl<'a> Graph<'a> {
             expanded: false,
             exact: false,
             first_parent: NONE,
-            origin,
+            origin_rows,
             origin_split,
             expansion: NONE,
         });
@@ -153,6 +166,7 @@ impl<'a> Graph<'a> {
             n_valid: n_valid as u32,
             deferred: f64::INFINITY,
             visited: 0,
+            rows_block: NONE,
             dividers: Vec::new(),
         });
         let o = &mut self.or[id as usize];
@@ -179,45 +193,48 @@ impl<'a> Graph<'a> {
             .flat_map(|&(first, n)| first..first + n)
     }
 
-    /// The rows of OR node `id`, rebuilt from its origin chain into `rows` (intersections
-    /// commute, so the chain is followed upwards).
-    pub fn rows_into(&self, id: u32, rows: &mut Bitset) {
-        let mut at = id;
-        let mut first = true;
-        while self.or[at as usize].origin != NONE {
-            let node = &self.or[at as usize];
-            let split = node.origin_split;
-            let side = self
-                .data
-                .rows_with((split / 2) as usize, (split % 2) as usize);
-            if first {
-                rows.clone_from(side);
-                first = false;
-            } else {
-                rows.and_assign(side);
-            }
-            at = node.origin;
+    /// Keeps the rows of expanded node `id`: its children are rebuilt from them.
+    pub fn keep_rows(&mut self, id: u32, rows: &Bitset) {
+        let block = (self.kept_rows.len() / self.words) as u32;
+        self.kept_rows.extend_from_slice(rows.words());
+        self.exp_mut(id).rows_block = block;
+    }
+
+    /// Whether OR node `id` holds exactly `rows` (compared without building its rows).
+    fn holds(&self, id: u32, rows: &Bitset) -> bool {
+        let node = &self.or[id as usize];
+        if node.origin_rows == NONE {
+            return *rows == self.data.all_rows(); // the root
         }
-        if first {
-            *rows = self.data.all_rows(); // the root
-        }
+        let start = node.origin_rows as usize * self.words;
+        let parent = &self.kept_rows[start..start + self.words];
+        let split = node.origin_split;
+        let side = (self.data).rows_with((split / 2) as usize, (split % 2) as usize);
+        (parent.iter().zip(side.words()))
+            .zip(rows.words())
+            .all(|((p, s), r)| p & s == *r)
     }
 
     /// The OR node for `(rows, depth)`, if one exists.
     pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
-        let mut candidate = std::mem::replace(&mut self.scratch, Bitset::empty(0));
         let mut misses = 0;
         let found = self.cache.candidates(hash).find(|&at| {
-            let same = self.or[at as usize].depth == depth && {
-                self.rows_into(at, &mut candidate);
-                candidate == *rows
-            };
+            let same = self.or[at as usize].depth == depth && self.holds(at, rows);
             misses += u64::from(!same);
             same
         });
-        self.scratch = candidate;
         self.hash_collisions += misses;
         found
+    }
+
+    /// Starts loading what [`Graph::find`] for `hash` reads first: its cache slot, and with
+    /// `node` the first candidate that slot names (once the slot is likely in cache).
+    pub fn prefetch(&self, hash: u64, node: bool) {
+        if !node {
+            self.cache.prefetch(hash);
+        } else if let Some(at) = self.cache.candidates(hash).next() {
+            prefetch(&self.or[at as usize]);
+        }
     }
 
     /// Adds a fresh OR node for `(rows, depth)` reached from `origin` by `split`.
@@ -229,7 +246,9 @@ impl<'a> Graph<'a> {
         origin: u32,
         split: u32,
     ) -> u32 {
-        let id = self.push_or(bounds.0, bounds.1, depth, origin, split);
+        let origin_rows = self.exp(origin).rows_block;
+        debug_assert_ne!(origin_rows, NONE, "a node's origin keeps its rows");
+        let id = self.push_or(bounds.0, bounds.1, depth, origin_rows, split);
         self.cache.insert(hash, id);
         id
     }
@@ -271,6 +290,7 @@ impl<'a> Graph<'a> {
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.expansions.len() * 48;
-        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table
+        let rows = self.kept_rows.capacity() * std::mem::size_of::<u64>();
+        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table + rows
     }
 }

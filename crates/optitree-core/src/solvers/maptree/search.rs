@@ -346,6 +346,7 @@ impl<'a> Search<'a> {
             self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, &counts);
             return;
         }
+        self.graph.keep_rows(id, rows);
         if self.small_rows > 0 {
             self.expand_best(id, rows);
             return;
@@ -451,14 +452,27 @@ impl<'a> Search<'a> {
         // Evaluated splits: (lower bound, feature, children, upper bound).
         let mut evaluated = Vec::new();
         let mut side_rows = Bitset::empty(rows.len());
-        let mut next = 0;
-        while next < order.len() && evaluated.len() < quota {
-            let f = open[order[next]].1;
-            next += 1;
-            let mut found = [Child::Existing(NONE); 2];
+        let next = order.len().min(quota);
+        // The children's cache lookups, hashed first and prefetched in two waves (cache slots,
+        // then the nodes they name) so that their cache misses overlap.
+        let mut hashes = Vec::with_capacity(2 * next);
+        for &i in &order[..next] {
             for side in [1usize, 0] {
+                rows.and_into(data.rows_with(open[i].1, side), &mut side_rows);
+                let hash = super::graph::subset_hash(&side_rows, depth + 1);
+                self.graph.prefetch(hash, false);
+                hashes.push(hash);
+            }
+        }
+        for &hash in &hashes {
+            self.graph.prefetch(hash, true);
+        }
+        for (k, &i) in order[..next].iter().enumerate() {
+            let f = open[i].1;
+            let mut found = [Child::Existing(NONE); 2];
+            for (side, hash) in [(1usize, hashes[2 * k]), (0, hashes[2 * k + 1])] {
                 rows.and_into(data.rows_with(f, side), &mut side_rows);
-                found[side] = self.lookup(&side_rows, depth + 1, &features);
+                found[side] = self.lookup_hashed(&side_rows, depth + 1, &features, hash);
             }
             let (lb0, ub0) = found[0].bounds(&self.graph);
             let (lb1, ub1) = found[1].bounds(&self.graph);
@@ -633,6 +647,17 @@ impl<'a> Search<'a> {
     /// only by features that divide its parent.
     fn lookup(&mut self, rows: &Bitset, depth: u32, candidates: &[usize]) -> Child {
         let hash = super::graph::subset_hash(rows, depth);
+        self.lookup_hashed(rows, depth, candidates, hash)
+    }
+
+    /// [`Self::lookup`] with the subset's hash already computed.
+    fn lookup_hashed(
+        &mut self,
+        rows: &Bitset,
+        depth: u32,
+        candidates: &[usize],
+        hash: u64,
+    ) -> Child {
         if let Some(found) = self.graph.find(rows, depth, hash) {
             return Child::Existing(found);
         }
