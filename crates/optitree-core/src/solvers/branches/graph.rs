@@ -931,7 +931,8 @@ impl<'d> Graph<'d> {
 
     /// Gives node `id` its [`Expansion`], holding `rows` (and no features yet).
     fn keep_rows(&mut self, id: NodeId, rows: Bitset) {
-        // Each block with the allocator's header.
+        // The rows' heap block with the allocator's header; the record itself is counted with
+        // the list's capacity in `memory`.
         self.bytes += rows.heap_bytes() + 16;
         self.nodes[id as usize].expansion = self.expansions.len() as u32;
         self.expansions.push(Expansion {
