@@ -15,6 +15,9 @@
 use crate::data::{Bitset, Dataset};
 use crate::search::{prefetch, Arena, TaggedIds};
 
+/// Words per chunk of kept rows (64 KiB).
+const ROWS_CHUNK_WORDS: usize = 1 << 13;
+
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
 
@@ -97,9 +100,13 @@ pub struct Graph<'a> {
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
-    /// The rows of the nodes that have children, `words` words a block.
-    kept_rows: Vec<u64>,
+    /// The rows of the nodes that have children, `words` words a block, in chunks of
+    /// `blocks_per_chunk` blocks: a list that grew by doubling would need its old and new
+    /// buffers at once, a peak the memory limit would not see.
+    kept_rows: Vec<Box<[u64]>>,
+    kept_blocks: usize,
     words: usize,
+    blocks_per_chunk: usize,
 }
 
 /// Hash of a row subset and a depth (SplitMix-style mixing of every word).
@@ -128,7 +135,9 @@ impl<'a> Graph<'a> {
             hash_collisions: 0,
             divider_bytes: 0,
             kept_rows: Vec::new(),
-            words: data.n_rows().div_ceil(64).max(1),
+            kept_blocks: 0,
+            words: data.n_rows().div_ceil(64),
+            blocks_per_chunk: (ROWS_CHUNK_WORDS / data.n_rows().div_ceil(64).max(1)).max(1),
         };
         g.push_or(root_lb, root_ub, 0, NONE, 0);
         g
@@ -195,9 +204,25 @@ impl<'a> Graph<'a> {
 
     /// Keeps the rows of expanded node `id`: its children are rebuilt from them.
     pub fn keep_rows(&mut self, id: u32, rows: &Bitset) {
-        let block = (self.kept_rows.len() / self.words) as u32;
-        self.kept_rows.extend_from_slice(rows.words());
-        self.exp_mut(id).rows_block = block;
+        let block = self.kept_blocks;
+        let at = block % self.blocks_per_chunk;
+        if at == 0 {
+            let chunk = vec![0u64; self.blocks_per_chunk * self.words];
+            self.kept_rows.push(chunk.into_boxed_slice());
+        }
+        if let Some(chunk) = self.kept_rows.last_mut() {
+            chunk[at * self.words..(at + 1) * self.words].copy_from_slice(rows.words());
+        }
+        self.kept_blocks += 1;
+        self.exp_mut(id).rows_block = block as u32;
+    }
+
+    /// Chunks of `blocks` blocks of kept rows (tests cross chunk boundaries with tiny ones);
+    /// only before any rows are kept.
+    #[cfg(test)]
+    pub fn set_blocks_per_chunk(&mut self, blocks: usize) {
+        assert_eq!(self.kept_blocks, 0, "rows already kept");
+        self.blocks_per_chunk = blocks.max(1);
     }
 
     /// Whether OR node `id` holds exactly `rows` (compared without building its rows).
@@ -206,8 +231,10 @@ impl<'a> Graph<'a> {
         if node.origin_rows == NONE {
             return *rows == self.data.all_rows(); // the root
         }
-        let start = node.origin_rows as usize * self.words;
-        let parent = &self.kept_rows[start..start + self.words];
+        let block = node.origin_rows as usize;
+        let start = block % self.blocks_per_chunk * self.words;
+        let chunk = &self.kept_rows[block / self.blocks_per_chunk];
+        let parent = &chunk[start..start + self.words];
         let split = node.origin_split;
         let side = (self.data).rows_with((split / 2) as usize, (split % 2) as usize);
         (parent.iter().zip(side.words()))
@@ -290,7 +317,7 @@ impl<'a> Graph<'a> {
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.expansions.len() * 48;
-        let rows = self.kept_rows.capacity() * std::mem::size_of::<u64>();
+        let rows = self.kept_rows.len() * self.blocks_per_chunk * self.words * 8;
         self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table + rows
     }
 }

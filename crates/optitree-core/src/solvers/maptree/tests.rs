@@ -495,3 +495,35 @@ fn children_dividers_match_a_direct_count() {
     }
     assert!(twins > 20, "only {twins} twins");
 }
+
+/// Kept rows split into tiny chunks (a chunk boundary every other expansion) change nothing:
+/// every cache check still sees the right rows, so both modes end with the same bounds,
+/// expansion counts and trees as with the default chunks.
+#[test]
+fn kept_rows_across_chunk_boundaries_change_nothing() {
+    let mut rng = crate::search::SplitMix::new(41);
+    let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
+    for _ in 0..10 {
+        let n = 20 + rng.below(200);
+        let f = 3 + rng.below(8);
+        let (_, _, data) = random_data(&mut rng, (n, f, 2), 3);
+        for small_rows in [0, super::small::SMALL_ROWS] {
+            let run = |blocks: Option<usize>| {
+                let mut search = Search::new(&data, &model, small_rows);
+                if let Some(b) = blocks {
+                    search.graph.set_blocks_per_chunk(b);
+                }
+                let status = search.run(&Budget::unlimited(), Some(2_000), None);
+                (
+                    status,
+                    search.bounds(),
+                    search.expansions,
+                    search.graph.or.len(),
+                )
+            };
+            let tiny = run(Some(2));
+            assert_eq!(tiny, run(None));
+            assert!(tiny.2 > 2, "the case crosses a chunk boundary");
+        }
+    }
+}
