@@ -67,8 +67,8 @@ pub struct Expansion {
 /// An OR node: a subproblem that may still be split.
 #[derive(Debug)]
 pub struct Node {
-    /// Index of its rows and features in the graph's list of [`Expansion`]s once expanded (the root
-    /// always has them), `NONE` before.
+    /// Index of its rows and features in the graph's list of [`Expansion`]s once expanded
+    /// (the root always has them), `NONE` before.
     pub expansion: u32,
     /// The expansion of the node that created this one, with the feature and value leading
     /// here (`NONE` for the root): the rows are `rows(parent) ∩ (feature = value)`.
@@ -705,18 +705,18 @@ impl<'d> Graph<'d> {
 
     /// The rows of node `id`, if it keeps them (see [`Expansion`]).
     fn support_of(&self, id: NodeId) -> Option<&Bitset> {
-        self.expansions
-            .get(self.nodes[id as usize].expansion as usize)
-            .map(|e| &e.support)
+        self.rows_of_expansion(self.nodes[id as usize].expansion)
+    }
+
+    /// The rows kept by expansion `e` (None for `NONE`).
+    fn rows_of_expansion(&self, e: u32) -> Option<&Bitset> {
+        self.expansions.get(e as usize).map(|e| &e.support)
     }
 
     /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
     fn rows_into(&self, id: NodeId, out: &mut Bitset) {
         let (parent, f, v) = self.nodes[id as usize].origin;
-        match (
-            self.support_of(id),
-            self.expansions.get(parent as usize).map(|e| &e.support),
-        ) {
+        match (self.support_of(id), self.rows_of_expansion(parent)) {
             (Some(rows), _) => out.clone_from(rows),
             (None, Some(parent_rows)) => {
                 parent_rows.and_into(self.data.rows_with(f as usize, v as usize), out)
@@ -732,7 +732,7 @@ impl<'d> Graph<'d> {
             return own == rows;
         }
         let (parent, f, v) = self.nodes[id as usize].origin;
-        match self.expansions.get(parent as usize).map(|e| &e.support) {
+        match self.rows_of_expansion(parent) {
             Some(parent_rows) => {
                 parent_rows.and_equals(self.data.rows_with(f as usize, v as usize), rows)
             }
