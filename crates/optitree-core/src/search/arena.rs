@@ -42,6 +42,13 @@ impl<T> Arena<T> {
         self.len == 0
     }
 
+    /// Element `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.chunks
+            .get(i >> SHIFT)
+            .and_then(|chunk| chunk.get(i & MASK))
+    }
+
     /// Appends `value` and returns its index.
     pub fn push(&mut self, value: T) -> usize {
         if self.len & MASK == 0 {

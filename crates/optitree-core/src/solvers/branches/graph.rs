@@ -22,7 +22,7 @@
 
 use crate::data::{Bitset, Dataset, SubsetCounter};
 use crate::search::cache::{FastHasher, FastMap};
-use crate::search::{prefetch, TaggedIds};
+use crate::search::{prefetch, Arena, TaggedIds};
 use std::hash::Hasher;
 
 use super::score::{Scale, Score};
@@ -184,7 +184,9 @@ pub struct Graph<'d> {
     pub scale: Scale,
     weights: Option<Vec<u64>>,
     limits: Limits,
-    pub nodes: Vec<Node>,
+    /// The nodes, in chunks: a list that grew by doubling would make the memory accounted for
+    /// (and checked against the limit) jump by the whole arena at once.
+    pub nodes: Arena<Node>,
     /// What expanded nodes keep (see [`Expansion`]).
     expansions: Vec<Expansion>,
     /// Node ids by the hash of their key (8 bytes a node; matches are checked exactly).
@@ -290,7 +292,7 @@ impl<'d> Graph<'d> {
             scale,
             weights,
             limits,
-            nodes: Vec::new(),
+            nodes: Arena::new(),
             expansions: Vec::new(),
             memo: TaggedIds::default(),
             root_features: distinct_partitions(data),
@@ -312,13 +314,14 @@ impl<'d> Graph<'d> {
         }
     }
 
-    /// All the bytes the search holds: row sets and split records, the node arena at its
-    /// allocated capacity (growth by doubling reserves up to twice what is in use, and that
-    /// memory is as real to the machine as the rest) and the memo with its next growth.
+    /// All the bytes the search holds: row sets and split records, the node arena's chunks,
+    /// the list of expansions at its allocated capacity (growth by doubling reserves up to twice
+    /// what is in use, and that memory is as real to the machine as the rest) and the memo with
+    /// its next growth.
     pub fn memory(&self) -> usize {
         self.bytes
             + self.scratch.tables.bytes()
-            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.nodes.bytes()
             + self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.memo.peak_bytes()
     }
