@@ -126,6 +126,7 @@ pub fn subset_hash(rows: &Bitset, depth: u32) -> u64 {
 impl<'a> Graph<'a> {
     /// A graph holding only the root (never cached: no other node has all rows at depth 0).
     pub fn new(data: &'a Dataset, root_lb: f64, root_ub: f64) -> Self {
+        let words = data.n_rows().div_ceil(64);
         let mut g = Graph {
             data,
             or: Arena::new(),
@@ -136,8 +137,8 @@ impl<'a> Graph<'a> {
             divider_bytes: 0,
             kept_rows: Vec::new(),
             kept_blocks: 0,
-            words: data.n_rows().div_ceil(64),
-            blocks_per_chunk: (ROWS_CHUNK_WORDS / data.n_rows().div_ceil(64).max(1)).max(1),
+            words,
+            blocks_per_chunk: (ROWS_CHUNK_WORDS / words.max(1)).max(1),
         };
         g.push_or(root_lb, root_ub, 0, NONE, 0);
         g
@@ -254,12 +255,15 @@ impl<'a> Graph<'a> {
         found
     }
 
-    /// Starts loading what [`Graph::find`] for `hash` reads first: its cache slot, and with
-    /// `node` the first candidate that slot names (once the slot is likely in cache).
-    pub fn prefetch(&self, hash: u64, node: bool) {
-        if !node {
-            self.cache.prefetch(hash);
-        } else if let Some(at) = self.cache.candidates(hash).next() {
+    /// Starts loading the cache slot [`Graph::find`] for `hash` reads first.
+    pub fn prefetch_slot(&self, hash: u64) {
+        self.cache.prefetch(hash);
+    }
+
+    /// Starts loading the first candidate node the slot for `hash` names (call once the slot
+    /// is likely in cache, see [`Graph::prefetch_slot`]).
+    pub fn prefetch_candidate(&self, hash: u64) {
+        if let Some(at) = self.cache.candidates(hash).next() {
             prefetch(&self.or[at as usize]);
         }
     }

@@ -460,12 +460,12 @@ impl<'a> Search<'a> {
             for side in [1usize, 0] {
                 rows.and_into(data.rows_with(open[i].1, side), &mut side_rows);
                 let hash = super::graph::subset_hash(&side_rows, depth + 1);
-                self.graph.prefetch(hash, false);
+                self.graph.prefetch_slot(hash);
                 hashes.push(hash);
             }
         }
         for &hash in &hashes {
-            self.graph.prefetch(hash, true);
+            self.graph.prefetch_candidate(hash);
         }
         for (k, &i) in order[..next].iter().enumerate() {
             let f = open[i].1;
