@@ -8,6 +8,7 @@ use crate::search::{Budget, Outcome, ProgressBoard, Snapshot, Stats, Status};
 use crate::tree::{NodeSpec, TreeSpec};
 
 use super::graph::{Graph, NodeId, NONE};
+use super::score::Score;
 use super::BranchesSolution;
 
 /// How often (in passes) the loop posts progress.
@@ -16,8 +17,9 @@ const POST_EVERY: u64 = 1024;
 /// The child of `id`'s top split to descend into: the incomplete one with the widest gap between
 /// its bounds (first on ties). Children found complete (solved
 /// through another parent) make the node refresh and choose again; returns None when the node
-/// itself becomes complete.
-fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<NodeId> {
+/// itself becomes complete. Also returns the child's bounds as `id` last saw them (before the
+/// child's own refresh), so that the climb back can tell whether `id` needs a refresh.
+fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
     loop {
         let node = &g.nodes[id as usize];
         if node.complete || node.top == NONE {
@@ -48,12 +50,21 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<NodeId> {
             continue;
         }
         let child = g.nodes[id as usize].splits[top].children[chosen].node;
+        let seen = bounds(g, child);
         g.refresh(child);
         if !g.nodes[child as usize].complete {
-            return Some(child);
+            return Some((child, seen));
         }
         g.refresh(id);
     }
+}
+
+/// A node's (upper, lower) bounds: all a parent's refresh reads of it.
+type Bounds = (Score, Score);
+
+fn bounds(g: &Graph<'_>, id: NodeId) -> Bounds {
+    let node = &g.nodes[id as usize];
+    (node.ub, node.lb)
 }
 
 /// Runs the search; see the module docs.
@@ -66,7 +77,8 @@ pub fn run(
     let mut passes = 0u64;
     let mut expansions = 0u64;
     let mut peak_bytes = g.memory();
-    let mut path: Vec<NodeId> = Vec::new();
+    // The nodes above the one expanded, each with the bounds it last saw of its child on the path.
+    let mut path: Vec<(NodeId, Bounds)> = Vec::new();
     let mut status = Status::Optimal;
     while let Some(root) = root.filter(|&r| !g.nodes[r as usize].complete) {
         if let Some(s) = budget.check(expansions, g.memory()) {
@@ -77,8 +89,8 @@ pub fn run(
         path.clear();
         let mut id = root;
         g.refresh(id);
-        while let Some(child) = choose_child(g, id) {
-            path.push(id);
+        while let Some((child, seen)) = choose_child(g, id) {
+            path.push((id, seen));
             id = child;
         }
         let node = &g.nodes[id as usize];
@@ -88,8 +100,16 @@ pub fn run(
             g.refresh(id);
             peak_bytes = peak_bytes.max(g.memory());
         }
-        for &p in path.iter().rev() {
-            g.refresh(p);
+        // Climb back, refreshing a node only when its child on the path changed since the node
+        // last looked: its other children changed only if another parent's look-ahead
+        // tightened them, and it reads them afresh on the next descent anyway (stale bounds are
+        // still valid bounds). Most passes change nothing a few levels up.
+        let mut child = id;
+        for &(p, seen) in path.iter().rev() {
+            if bounds(g, child) != seen {
+                g.refresh(p);
+            }
+            child = p;
         }
         if passes % POST_EVERY == 0 {
             if let Some(board) = board {
