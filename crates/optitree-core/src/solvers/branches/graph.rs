@@ -951,6 +951,15 @@ impl<'d> Graph<'d> {
         if !node.expanded || node.complete {
             return;
         }
+        // The children are scattered over the arena: ask for all of them before reading any,
+        // so that their cache misses overlap (refresh runs on every node of every path).
+        for slot in node.splits.iter().flat_map(|s| s.children.iter()) {
+            if slot.node != NONE {
+                let child = &self.nodes[slot.node as usize];
+                prefetch(&child.ub);
+                prefetch(&child.lb);
+            }
+        }
         let cost = self.scale.split_cost;
         let depth = node.depth_left;
         let mut sums = std::mem::take(&mut self.sums);
