@@ -33,15 +33,42 @@ pub type NodeId = u32;
 /// Marks "no split" in `best`/`top`, "not built yet" in child slots and the end of hash chains.
 pub const NONE: u32 = u32::MAX;
 
-/// One child of a split.
+/// A subproblem known by its counts only: a child of a split before it is given a node.
 #[derive(Debug, Clone, Copy)]
-pub struct Slot {
-    /// The child's node, or `NONE` for a child closed at sight (its leaf is optimal).
-    pub node: NodeId,
-    /// Total weight of the child's rows.
+pub struct Summary {
+    /// Total weight of the rows.
     pub weight: u64,
-    /// Weight of the child's majority class.
+    /// Weight of the majority class.
     pub majority: u64,
+}
+
+/// One child of a split, in 8 bytes: its node, or, for a child closed at sight (its leaf is
+/// optimal: see [`Graph::closed`]), the weight of its majority class, which is all its value
+/// needs. Splits hold most of a search's memory, so their children are kept this small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot(u64);
+
+impl Slot {
+    /// Marks a closed child; weights stay below 2^63 (they are checked below 9e15).
+    const CLOSED: u64 = 1 << 63;
+
+    pub fn node(id: NodeId) -> Slot {
+        Slot(u64::from(id))
+    }
+
+    pub fn closed(majority: u64) -> Slot {
+        Slot(Self::CLOSED | majority)
+    }
+
+    /// The child's node, None for a closed child.
+    pub fn id(self) -> Option<NodeId> {
+        (self.0 & Self::CLOSED == 0).then_some(self.0 as NodeId)
+    }
+
+    /// The majority weight of a closed child, None for a node.
+    fn majority(self) -> Option<u64> {
+        (self.0 & Self::CLOSED != 0).then_some(self.0 & !Self::CLOSED)
+    }
 }
 
 /// A split of a node: the feature and one child per category.
@@ -124,7 +151,7 @@ pub struct Scratch {
     rows: Bitset,
     child_rows: Bitset,
     counter: SubsetCounter,
-    slots: Vec<Slot>,
+    slots: Vec<Summary>,
     /// The child counts of the last row set looked ahead on (see [`Graph::count_children`]).
     table: Vec<u64>,
     /// The child counts of recently expanded nodes.
@@ -133,11 +160,12 @@ pub struct Scratch {
     heavy: Vec<u64>,
     /// The children of the split being tightened.
     kids: Vec<NodeId>,
-    /// The children an expansion makes nodes of: split index, value and key hash.
-    wanted: Vec<(u32, u32, u64)>,
+    /// The children an expansion makes nodes of: split index, value, index in `flat` and key
+    /// hash.
+    wanted: Vec<(u32, u32, u32, u64)>,
     /// An expansion's candidate splits, their child summaries one after another in `flat`.
     candidates: Vec<Candidate>,
-    flat: Vec<Slot>,
+    flat: Vec<Summary>,
     /// The features an expansion tries, and those its children may try.
     pool: Vec<u32>,
     hereditary: Vec<u32>,
@@ -396,36 +424,34 @@ impl<'d> Graph<'d> {
         weight == 0 || depth_left == 0 || self.scale.pure_split(weight) <= self.scale.leaf(majority)
     }
 
-    /// Upper and lower bounds of a child slot under a node with `depth_left`.
-    pub fn slot_bounds(&self, slot: &Slot, parent_depth_left: u32) -> (Score, Score) {
-        if slot.node != NONE {
-            let n = &self.nodes[slot.node as usize];
-            return (n.ub, n.lb);
+    /// Upper and lower bounds of a child slot (a closed child is worth its leaf exactly).
+    pub fn slot_bounds(&self, slot: Slot) -> (Score, Score) {
+        match slot.id() {
+            Some(id) => {
+                let n = &self.nodes[id as usize];
+                (n.ub, n.lb)
+            }
+            None => {
+                let leaf = self.scale.leaf(slot.majority().unwrap_or(0));
+                (leaf, leaf)
+            }
         }
-        self.summary_bounds(slot, Self::child_depth(parent_depth_left))
     }
 
     /// Bounds of a subproblem known only by its weight and majority: the leaf below, the
     /// purification bound above (the leaf itself when it is closed).
-    fn summary_bounds(&self, slot: &Slot, depth_left: u32) -> (Score, Score) {
-        let leaf = self.scale.leaf(slot.majority);
-        if self.closed(slot.weight, slot.majority, depth_left) {
+    fn summary_bounds(&self, summary: &Summary, depth_left: u32) -> (Score, Score) {
+        let leaf = self.scale.leaf(summary.majority);
+        if self.closed(summary.weight, summary.majority, depth_left) {
             (leaf, leaf)
         } else {
-            (self.scale.pure_split(slot.weight), leaf)
+            (self.scale.pure_split(summary.weight), leaf)
         }
     }
 
     /// Whether a child slot is known to be solved exactly.
-    pub fn slot_complete(&self, slot: &Slot, parent_depth_left: u32) -> bool {
-        if slot.node != NONE {
-            return self.nodes[slot.node as usize].complete;
-        }
-        self.closed(
-            slot.weight,
-            slot.majority,
-            Self::child_depth(parent_depth_left),
-        )
+    pub fn slot_complete(&self, slot: Slot) -> bool {
+        slot.id().is_none_or(|id| self.nodes[id as usize].complete)
     }
 
     /// Adds the root (all rows); None when the root is closed at sight (the leaf is optimal).
@@ -440,12 +466,8 @@ impl<'d> Graph<'d> {
         if self.closed(weight, majority, depth) {
             return None;
         }
-        let slot = Slot {
-            node: NONE,
-            weight,
-            majority,
-        };
-        let id = self.node_for(&rows, slot, depth, (NONE, 0, 0));
+        let summary = Summary { weight, majority };
+        let id = self.node_for(&rows, summary, depth, (NONE, 0, 0));
         self.keep_rows(id, rows);
         Some(id)
     }
@@ -492,22 +514,29 @@ impl<'d> Graph<'d> {
             (g.nodes.get(c as usize)).is_some_and(|n| !(n.tightened || n.expanded || n.complete))
         };
         let rec = &self.nodes[parent as usize].splits[split];
-        let heaviest = (rec.children.iter().enumerate())
-            .filter(|(_, s)| open(self, s.node))
-            .max_by_key(|(_, s)| s.weight)
-            .map(|(v, s)| (v, s.weight));
-        let Some((heavy, heavy_weight)) = heaviest else {
-            return false;
-        };
-        let total: u64 = rec.children.iter().map(|s| s.weight).sum();
-        let by_subtraction = 2 * heavy_weight > total
-            && !self.pool_of(parent).is_empty()
-            && self.scratch.tables.contains(parent);
         let feature = rec.feature;
         let mut kids = std::mem::take(&mut self.scratch.kids);
         kids.clear();
-        kids.extend(rec.children.iter().map(|s| s.node));
-        if !by_subtraction {
+        kids.extend(rec.children.iter().map(|s| s.id().unwrap_or(NONE)));
+        if !kids.iter().any(|&c| open(self, c)) {
+            self.scratch.kids = kids;
+            return false;
+        }
+        // The children's weights are in the parent's cached counts, if still there.
+        let k = self.data.n_classes();
+        let weights = |table: &[u64]| -> Vec<u64> {
+            let cells = &table[self.offsets[feature as usize]..self.offsets[feature as usize + 1]];
+            cells.chunks_exact(k + 1).map(|c| c[..k].iter().sum()).collect()
+        };
+        let heaviest = match self.scratch.tables.peek(parent).map(weights) {
+            Some(w) if !self.pool_of(parent).is_empty() => (kids.iter().enumerate())
+                .filter(|&(_, &c)| open(self, c))
+                .max_by_key(|&(v, _)| w[v])
+                .filter(|&(v, _)| 2 * w[v] > w.iter().sum())
+                .map(|(v, _)| v),
+            _ => None,
+        };
+        let Some(heavy) = heaviest else {
             for &c in &kids {
                 if open(self, c) {
                     self.tighten_with(c, parent);
@@ -515,7 +544,7 @@ impl<'d> Graph<'d> {
             }
             self.scratch.kids = kids;
             return true;
-        }
+        };
         // The heavy child's counts: the parent's, less each sibling's (counted, and looked
         // ahead on when the sibling needs it).
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -545,7 +574,6 @@ impl<'d> Graph<'d> {
                 self.apply(c, look);
             }
         }
-        let k = self.data.n_classes();
         let mut totals = vec![0; k];
         if let Some(&f) = features.first() {
             // The children of any feature's split add up to the rows' totals.
@@ -620,7 +648,7 @@ impl<'d> Graph<'d> {
     /// [`Graph::count_children`]) and returns whether the split is worth considering: at least
     /// two non-empty children, none below the minimum leaf size, and not [`Graph::dominated`]
     /// (see [`Usable`]).
-    fn split_summaries(&self, cells: &[u64], slots: &mut Vec<Slot>) -> Usable {
+    fn split_summaries(&self, cells: &[u64], slots: &mut Vec<Summary>) -> Usable {
         slots.clear();
         let k = self.data.n_classes();
         let (mut non_empty, mut too_small) = (0, false);
@@ -628,8 +656,7 @@ impl<'d> Graph<'d> {
             let c = cell[k];
             non_empty += usize::from(c > 0);
             too_small |= c > 0 && c < self.limits.min_samples_leaf;
-            slots.push(Slot {
-                node: NONE,
+            slots.push(Summary {
                 weight: cell[..k].iter().sum(),
                 majority: cell[..k].iter().copied().max().unwrap_or(0),
             });
@@ -656,7 +683,7 @@ impl<'d> Graph<'d> {
         totals: &[u64],
         id: NodeId,
         features: &[u32],
-        slots: &mut Vec<Slot>,
+        slots: &mut Vec<Summary>,
     ) -> LookAhead {
         let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
         let child_depth = Self::child_depth(self.nodes[id as usize].depth_left);
@@ -755,19 +782,19 @@ impl<'d> Graph<'d> {
     fn node_for(
         &mut self,
         rows: &Bitset,
-        slot: Slot,
+        summary: Summary,
         depth_left: u32,
         origin: (u32, u32, u32),
     ) -> NodeId {
         let hash = key_hash(rows, depth_left);
-        self.node_for_hashed(rows, slot, depth_left, origin, hash)
+        self.node_for_hashed(rows, summary, depth_left, origin, hash)
     }
 
     /// [`Graph::node_for`] with the key's hash already computed.
     fn node_for_hashed(
         &mut self,
         rows: &Bitset,
-        slot: Slot,
+        summary: Summary,
         depth_left: u32,
         origin: (u32, u32, u32),
         hash: u64,
@@ -778,8 +805,8 @@ impl<'d> Graph<'d> {
         }
         let id = self.nodes.len() as NodeId;
         self.memo.insert(hash, id);
-        let leaf = self.scale.leaf(slot.majority);
-        let ub = self.scale.pure_split(slot.weight);
+        let leaf = self.scale.leaf(summary.majority);
+        let ub = self.scale.pure_split(summary.weight);
         self.nodes.push(Node {
             expansion: NONE,
             origin,
@@ -849,8 +876,8 @@ impl<'d> Graph<'d> {
                 continue;
             }
             let (mut ub, mut lb) = (-cost, -cost);
-            for slot in scratch.slots.iter() {
-                let (u, l) = self.slot_bounds(slot, depth);
+            for summary in scratch.slots.iter() {
+                let (u, l) = self.summary_bounds(summary, Self::child_depth(depth));
                 ub += u;
                 lb += l;
             }
@@ -886,13 +913,16 @@ impl<'d> Graph<'d> {
             if !kept(i, c) {
                 continue;
             }
-            let children: Box<[Slot]> = Box::from(&scratch.flat[c.slots.clone()]);
-            for (v, slot) in children.iter().enumerate() {
-                if !self.closed(slot.weight, slot.majority, child_depth) {
+            let summaries = &scratch.flat[c.slots.clone()];
+            // Children that stay summaries are closed: their majority is all they need.
+            let children: Box<[Slot]> = summaries.iter().map(|s| Slot::closed(s.majority)).collect();
+            for (v, summary) in summaries.iter().enumerate() {
+                if !self.closed(summary.weight, summary.majority, child_depth) {
                     let f_rows = self.data.rows_with(c.feature as usize, v);
                     let hash = key_hash_and(&rows, f_rows, child_depth);
                     self.memo.prefetch(hash);
-                    scratch.wanted.push((splits.len() as u32, v as u32, hash));
+                    let at = (c.slots.start + v) as u32;
+                    scratch.wanted.push((splits.len() as u32, v as u32, at, hash));
                 }
             }
             splits.push(SplitRec {
@@ -900,7 +930,7 @@ impl<'d> Graph<'d> {
                 children,
             });
         }
-        for &(_, _, hash) in &scratch.wanted {
+        for &(_, _, _, hash) in &scratch.wanted {
             if let Some(found) = self.memo.candidates(hash).next() {
                 // The fields a lookup reads (they may straddle two cache lines).
                 let node = &self.nodes[found as usize];
@@ -909,15 +939,16 @@ impl<'d> Graph<'d> {
             }
         }
         let expansion = self.nodes[id as usize].expansion;
-        for &(s, v, hash) in &scratch.wanted {
+        for &(s, v, at, hash) in &scratch.wanted {
             let split = &mut splits[s as usize];
-            let slot = &mut split.children[v as usize];
             rows.and_into(
                 self.data.rows_with(split.feature as usize, v as usize),
                 &mut scratch.child_rows,
             );
             let origin = (expansion, split.feature, v);
-            slot.node = self.node_for_hashed(&scratch.child_rows, *slot, child_depth, origin, hash);
+            let summary = scratch.flat[at as usize];
+            let id = self.node_for_hashed(&scratch.child_rows, summary, child_depth, origin, hash);
+            split.children[v as usize] = Slot::node(id);
         }
         let features: Box<[u32]> = Box::from(&scratch.hereditary[..]);
         scratch.table = scratch.tables.put(id, table);
@@ -954,21 +985,20 @@ impl<'d> Graph<'d> {
         // The children are scattered over the arena: ask for all of them before reading any,
         // so that their cache misses overlap (refresh runs on every node of every path).
         for slot in node.splits.iter().flat_map(|s| s.children.iter()) {
-            if slot.node != NONE {
-                let child = &self.nodes[slot.node as usize];
+            if let Some(id) = slot.id() {
+                let child = &self.nodes[id as usize];
                 prefetch(&child.ub);
                 prefetch(&child.lb);
             }
         }
         let cost = self.scale.split_cost;
-        let depth = node.depth_left;
         let mut sums = std::mem::take(&mut self.sums);
         sums.clear();
         let (mut lb, mut best) = (node.leaf, NONE);
         for (i, s) in node.splits.iter().enumerate() {
             let (mut su, mut sl) = (-cost, -cost);
-            for slot in s.children.iter() {
-                let (u, l) = self.slot_bounds(slot, depth);
+            for &slot in s.children.iter() {
+                let (u, l) = self.slot_bounds(slot);
                 su += u;
                 sl += l;
             }

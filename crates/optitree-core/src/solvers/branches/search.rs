@@ -25,7 +25,7 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
         if node.complete || node.top == NONE {
             return None;
         }
-        let (depth, top) = (node.depth_left, node.top as usize);
+        let top = node.top as usize;
         // Sharpen the bounds of the top split's children before committing to it: the top
         // split may change once they are known better.
         let sharpened = g.tighten_split(id, top);
@@ -36,11 +36,11 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
         let node = &g.nodes[id as usize];
         let mut chosen = NONE as usize;
         let mut widest = -1;
-        for (v, slot) in node.splits[top].children.iter().enumerate() {
-            if g.slot_complete(slot, depth) {
+        for (v, &slot) in node.splits[top].children.iter().enumerate() {
+            if g.slot_complete(slot) {
                 continue;
             }
-            let (u, l) = g.slot_bounds(slot, depth);
+            let (u, l) = g.slot_bounds(slot);
             if u - l > widest {
                 (chosen, widest) = (v, u - l);
             }
@@ -49,7 +49,8 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
             g.refresh(id);
             continue;
         }
-        let child = g.nodes[id as usize].splits[top].children[chosen].node;
+        // An incomplete child is a node (closed children are complete).
+        let child = g.nodes[id as usize].splits[top].children[chosen].id().unwrap_or(NONE);
         let seen = bounds(g, child);
         g.refresh(child);
         if !g.nodes[child as usize].complete {
@@ -226,7 +227,7 @@ fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mu
         .map(|(v, slot)| {
             build(
                 g,
-                slot.node,
+                slot.id().unwrap_or(NONE),
                 rows.and(g.data.rows_with(f, v)),
                 correct,
                 splits,
