@@ -26,6 +26,7 @@ use crate::search::{prefetch, Arena, TaggedIds};
 use std::hash::Hasher;
 
 use super::score::{Scale, Score};
+pub use super::splits::{Slot, Splits};
 use super::tables::TableCache;
 
 /// Index of a node in the arena.
@@ -40,42 +41,6 @@ pub struct Summary {
     pub weight: u64,
     /// Weight of the majority class.
     pub majority: u64,
-}
-
-/// One child of a split, in 8 bytes: its node, or, for a child closed at sight (its leaf is
-/// optimal: see [`Graph::closed`]), the weight of its majority class, which is all its value
-/// needs. Splits hold most of a search's memory, so their children are kept this small.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot(u64);
-
-impl Slot {
-    /// Marks a closed child; weights stay below 2^63 (they are checked below 9e15).
-    const CLOSED: u64 = 1 << 63;
-
-    pub fn node(id: NodeId) -> Slot {
-        Slot(u64::from(id))
-    }
-
-    pub fn closed(majority: u64) -> Slot {
-        Slot(Self::CLOSED | majority)
-    }
-
-    /// The child's node, None for a closed child.
-    pub fn id(self) -> Option<NodeId> {
-        (self.0 & Self::CLOSED == 0).then_some(self.0 as NodeId)
-    }
-
-    /// The majority weight of a closed child, None for a node.
-    fn majority(self) -> Option<u64> {
-        (self.0 & Self::CLOSED != 0).then_some(self.0 & !Self::CLOSED)
-    }
-}
-
-/// A split of a node: the feature and one child per category.
-#[derive(Debug)]
-pub struct SplitRec {
-    pub feature: u32,
-    pub children: Box<[Slot]>,
 }
 
 /// What a node keeps once it is expanded (the root from the start), in a list apart from the
@@ -119,7 +84,7 @@ pub struct Node {
     /// For a node not expanded: the feature of the best one-split tree found by the look-ahead,
     /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub stump: u32,
-    pub splits: Vec<SplitRec>,
+    pub splits: Splits,
 }
 
 /// What the one-level look-ahead learns about a subproblem.
@@ -169,6 +134,9 @@ pub struct Scratch {
     /// The features an expansion tries, and those its children may try.
     pool: Vec<u32>,
     hereditary: Vec<u32>,
+    /// The splits an expansion keeps (feature, range in `kept_slots`) and their children.
+    kept: Vec<(u32, std::ops::Range<usize>)>,
+    kept_slots: Vec<Slot>,
 }
 
 /// A split considered by an expansion, before the dominated ones are dropped.
@@ -195,6 +163,8 @@ impl Default for Scratch {
             flat: Vec::new(),
             pool: Vec::new(),
             hereditary: Vec::new(),
+            kept: Vec::new(),
+            kept_slots: Vec::new(),
         }
     }
 }
@@ -289,19 +259,6 @@ fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
         }
     }
     out.into_boxed_slice()
-}
-
-/// Heap bytes behind a node's split list: the list's buffer at its capacity and each record's
-/// slots, each block with the allocator's header and rounding (up to 16 bytes).
-fn splits_bytes(splits: &Vec<SplitRec>) -> usize {
-    let list = match splits.capacity() {
-        0 => 0,
-        cap => cap * std::mem::size_of::<SplitRec>() + 16,
-    };
-    list + splits
-        .iter()
-        .map(|s| std::mem::size_of::<Slot>() * s.children.len() + 16)
-        .sum::<usize>()
 }
 
 /// Heap bytes behind a node's feature list (with the allocator's block header).
@@ -513,11 +470,16 @@ impl<'d> Graph<'d> {
         let open = |g: &Self, c: NodeId| {
             (g.nodes.get(c as usize)).is_some_and(|n| !(n.tightened || n.expanded || n.complete))
         };
-        let rec = &self.nodes[parent as usize].splits[split];
-        let feature = rec.feature;
+        let splits = &self.nodes[parent as usize].splits;
+        let feature = splits.feature(split);
         let mut kids = std::mem::take(&mut self.scratch.kids);
         kids.clear();
-        kids.extend(rec.children.iter().map(|s| s.id().unwrap_or(NONE)));
+        kids.extend(
+            splits
+                .children(split)
+                .iter()
+                .map(|s| s.id().unwrap_or(NONE)),
+        );
         if !kids.iter().any(|&c| open(self, c)) {
             self.scratch.kids = kids;
             return false;
@@ -526,7 +488,10 @@ impl<'d> Graph<'d> {
         let k = self.data.n_classes();
         let weights = |table: &[u64]| -> Vec<u64> {
             let cells = &table[self.offsets[feature as usize]..self.offsets[feature as usize + 1]];
-            cells.chunks_exact(k + 1).map(|c| c[..k].iter().sum()).collect()
+            cells
+                .chunks_exact(k + 1)
+                .map(|c| c[..k].iter().sum())
+                .collect()
         };
         let heaviest = match self.scratch.tables.peek(parent).map(weights) {
             Some(w) if !self.pool_of(parent).is_empty() => (kids.iter().enumerate())
@@ -820,7 +785,7 @@ impl<'d> Graph<'d> {
             complete: false,
             tightened: false,
             stump: NONE,
-            splits: Vec::new(),
+            splits: Splits::default(),
         });
         id
     }
@@ -907,29 +872,33 @@ impl<'d> Graph<'d> {
         // passes so that their cache misses overlap: hash every child and prefetch its memo
         // slot, then prefetch the node each slot names, then look up for real.
         let child_depth = Self::child_depth(depth);
-        let mut splits: Vec<SplitRec> = Vec::with_capacity(n_kept);
         scratch.wanted.clear();
+        scratch.kept.clear();
+        scratch.kept_slots.clear();
         for (i, c) in scratch.candidates.iter().enumerate() {
             if !kept(i, c) {
                 continue;
             }
             let summaries = &scratch.flat[c.slots.clone()];
+            let start = scratch.kept_slots.len();
             // Children that stay summaries are closed: their majority is all they need.
-            let children: Box<[Slot]> = summaries.iter().map(|s| Slot::closed(s.majority)).collect();
+            (scratch.kept_slots).extend(summaries.iter().map(|s| Slot::closed(s.majority)));
             for (v, summary) in summaries.iter().enumerate() {
                 if !self.closed(summary.weight, summary.majority, child_depth) {
                     let f_rows = self.data.rows_with(c.feature as usize, v);
                     let hash = key_hash_and(&rows, f_rows, child_depth);
                     self.memo.prefetch(hash);
                     let at = (c.slots.start + v) as u32;
-                    scratch.wanted.push((splits.len() as u32, v as u32, at, hash));
+                    scratch
+                        .wanted
+                        .push((scratch.kept.len() as u32, v as u32, at, hash));
                 }
             }
-            splits.push(SplitRec {
-                feature: c.feature,
-                children,
-            });
+            scratch
+                .kept
+                .push((c.feature, start..scratch.kept_slots.len()));
         }
+        debug_assert_eq!(scratch.kept.len(), n_kept);
         for &(_, _, _, hash) in &scratch.wanted {
             if let Some(found) = self.memo.candidates(hash).next() {
                 // The fields a lookup reads (they may straddle two cache lines).
@@ -940,21 +909,28 @@ impl<'d> Graph<'d> {
         }
         let expansion = self.nodes[id as usize].expansion;
         for &(s, v, at, hash) in &scratch.wanted {
-            let split = &mut splits[s as usize];
+            let (feature, ref children) = scratch.kept[s as usize];
             rows.and_into(
-                self.data.rows_with(split.feature as usize, v as usize),
+                self.data.rows_with(feature as usize, v as usize),
                 &mut scratch.child_rows,
             );
-            let origin = (expansion, split.feature, v);
+            let origin = (expansion, feature, v);
             let summary = scratch.flat[at as usize];
             let id = self.node_for_hashed(&scratch.child_rows, summary, child_depth, origin, hash);
-            split.children[v as usize] = Slot::node(id);
+            scratch.kept_slots[children.start + v as usize] = Slot::node(id);
         }
+        let kept_slots = &scratch.kept_slots;
+        let splits = Splits::new(
+            scratch
+                .kept
+                .iter()
+                .map(|(f, r)| (*f, &kept_slots[r.clone()])),
+        );
         let features: Box<[u32]> = Box::from(&scratch.hereditary[..]);
         scratch.table = scratch.tables.put(id, table);
         scratch.rows = rows;
         self.scratch = scratch;
-        self.bytes += splits_bytes(&splits) + features_bytes(&features);
+        self.bytes += splits.bytes() + features_bytes(&features);
         let node = &mut self.nodes[id as usize];
         node.splits = splits;
         if let Some(e) = self.expansions.get_mut(node.expansion as usize) {
@@ -984,7 +960,7 @@ impl<'d> Graph<'d> {
         }
         // The children are scattered over the arena: ask for all of them before reading any,
         // so that their cache misses overlap (refresh runs on every node of every path).
-        for slot in node.splits.iter().flat_map(|s| s.children.iter()) {
+        for slot in node.splits.all_children() {
             if let Some(id) = slot.id() {
                 let child = &self.nodes[id as usize];
                 prefetch(&child.ub);
@@ -995,9 +971,9 @@ impl<'d> Graph<'d> {
         let mut sums = std::mem::take(&mut self.sums);
         sums.clear();
         let (mut lb, mut best) = (node.leaf, NONE);
-        for (i, s) in node.splits.iter().enumerate() {
+        for (i, (_, children)) in node.splits.iter().enumerate() {
             let (mut su, mut sl) = (-cost, -cost);
-            for &slot in s.children.iter() {
+            for &slot in children {
                 let (u, l) = self.slot_bounds(slot);
                 su += u;
                 sl += l;
@@ -1011,24 +987,22 @@ impl<'d> Graph<'d> {
         let keep = |i: usize, su: Score| su > lb || i as u32 == best;
         let node = &mut self.nodes[id as usize];
         if sums.iter().enumerate().any(|(i, &(su, _))| !keep(i, su)) {
-            let before = splits_bytes(&node.splits);
-            let n_kept = (0..sums.len()).filter(|&i| keep(i, sums[i].0)).count();
-            let mut new_best = NONE;
-            let mut kept = Vec::with_capacity(n_kept);
-            for (i, rec) in std::mem::take(&mut node.splits).into_iter().enumerate() {
+            let before = node.splits.bytes();
+            node.splits = node.splits.retain(|i| keep(i, sums[i].0));
+            let (mut n_kept, mut new_best) = (0, NONE);
+            for i in 0..sums.len() {
                 if keep(i, sums[i].0) {
                     if i as u32 == best {
-                        new_best = kept.len() as u32;
+                        new_best = n_kept as u32;
                     }
-                    sums[kept.len()] = sums[i];
-                    kept.push(rec);
+                    sums[n_kept] = sums[i];
+                    n_kept += 1;
                 }
             }
-            self.dominated_splits += (sums.len() - kept.len()) as u64;
-            sums.truncate(kept.len());
-            node.splits = kept;
+            self.dominated_splits += (sums.len() - n_kept) as u64;
+            sums.truncate(n_kept);
             best = new_best;
-            self.bytes = self.bytes - before + splits_bytes(&node.splits);
+            self.bytes = self.bytes - before + node.splits.bytes();
         }
         let (mut top_ub, mut top) = (Score::MIN, NONE);
         for (i, (su, _)) in sums.iter().enumerate() {
@@ -1048,15 +1022,11 @@ impl<'d> Graph<'d> {
         node.complete = node.ub <= lb;
         if node.complete && node.splits.len() > 1 {
             // Only the incumbent's split is needed from now on.
-            let before = splits_bytes(&node.splits);
-            node.splits = if best == NONE {
-                Vec::new()
-            } else {
-                vec![node.splits.swap_remove(best as usize)]
-            };
+            let before = node.splits.bytes();
+            node.splits = node.splits.retain(|i| i as u32 == best);
             node.best = if best == NONE { NONE } else { 0 };
             node.top = NONE;
-            self.bytes = self.bytes - before + splits_bytes(&node.splits);
+            self.bytes = self.bytes - before + node.splits.bytes();
         }
         self.sums = sums;
     }

@@ -9,6 +9,7 @@ pub mod graph;
 mod row_order;
 pub mod score;
 mod search;
+mod splits;
 mod tables;
 
 #[cfg(test)]

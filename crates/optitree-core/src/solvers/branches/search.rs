@@ -36,7 +36,7 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
         let node = &g.nodes[id as usize];
         let mut chosen = NONE as usize;
         let mut widest = -1;
-        for (v, &slot) in node.splits[top].children.iter().enumerate() {
+        for (v, &slot) in node.splits.children(top).iter().enumerate() {
             if g.slot_complete(slot) {
                 continue;
             }
@@ -50,7 +50,9 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
             continue;
         }
         // An incomplete child is a node (closed children are complete).
-        let child = g.nodes[id as usize].splits[top].children[chosen].id().unwrap_or(NONE);
+        let child = g.nodes[id as usize].splits.children(top)[chosen]
+            .id()
+            .unwrap_or(NONE);
         let seen = bounds(g, child);
         g.refresh(child);
         if !g.nodes[child as usize].complete {
@@ -218,11 +220,9 @@ fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mu
         return leaf(correct);
     }
     *splits += 1;
-    let split = &node.splits[node.best as usize];
-    let f = split.feature as usize;
-    let children = split
-        .children
-        .iter()
+    let best = node.best as usize;
+    let f = node.splits.feature(best) as usize;
+    let children = (node.splits.children(best).iter())
         .enumerate()
         .map(|(v, slot)| {
             build(
