@@ -644,7 +644,9 @@ def _integer_matrix_codes(array: np.ndarray) -> tuple[np.ndarray, list] | None:
         return None
     if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
         return None
-    return _core.factorize_int_columns(np.asarray(array, dtype=np.int64), max(4096, array.shape[0]))
+    # C order: the core reads a contiguous matrix in place (a strided one cell by cell).
+    cells = np.ascontiguousarray(array, dtype=np.int64)
+    return _core.factorize_int_columns(cells, max(4096, array.shape[0]))
 
 
 # ----------------------------------------------------------------------------

@@ -72,16 +72,16 @@ fn factorize_int_columns<'py>(
 ) -> PyResult<Option<Factorized<'py>>> {
     let arr = x.as_array();
     let n_cols = arr.ncols();
-    let cells: Vec<i64> = match arr.as_slice() {
-        Some(s) => s.to_vec(),
-        None => arr.iter().copied().collect(),
+    // A C-ordered matrix is read in place; any other is copied in row-major order.
+    let cells: std::borrow::Cow<'_, [i64]> = match arr.as_slice() {
+        Some(s) => s.into(),
+        None => arr.iter().copied().collect::<Vec<_>>().into(),
     };
-    let Some(f) = py.detach(|| optitree_core::data::factorize_columns(&cells, n_cols, max_span))
-    else {
+    let factorize = || optitree_core::data::factorize_columns_as::<f64>(&cells, n_cols, max_span);
+    let Some(f) = py.detach(factorize) else {
         return Ok(None);
     };
-    let codes: Vec<f64> = f.codes.iter().map(|&c| f64::from(c)).collect();
-    let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), n_cols), codes)
+    let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), n_cols), f.codes)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     Ok(Some((matrix.into_pyarray(py), f.labels)))
 }

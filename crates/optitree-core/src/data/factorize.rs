@@ -5,9 +5,9 @@
 /// Codes and labels of integer columns: `codes[r * n_cols + j]` is the rank of cell (r, j) among
 /// the distinct values of column j (in increasing order), and `labels[j]` lists those values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Factorized {
+pub struct Factorized<C = u32> {
     /// Row-major codes, one per cell.
-    pub codes: Vec<u32>,
+    pub codes: Vec<C>,
     /// Distinct values of each column, increasing.
     pub labels: Vec<Vec<i64>>,
 }
@@ -16,6 +16,16 @@ pub struct Factorized {
 /// empty or some column's range (max − min + 1) exceeds `max_span`, where counting would cost
 /// more than sorting (spans above 2^32 are always refused).
 pub fn factorize_columns(cells: &[i64], n_cols: usize, max_span: u64) -> Option<Factorized> {
+    factorize_columns_as(cells, n_cols, max_span)
+}
+
+/// [`factorize_columns`] with the codes in the caller's number type (the Python encoder wants
+/// floats: converting afterwards was one more pass over a copy of the matrix).
+pub fn factorize_columns_as<C: From<u32>>(
+    cells: &[i64],
+    n_cols: usize,
+    max_span: u64,
+) -> Option<Factorized<C>> {
     let max_span = max_span.min(1 << 32);
     if n_cols == 0 || cells.is_empty() || cells.len() % n_cols != 0 {
         return None;
@@ -35,19 +45,27 @@ pub fn factorize_columns(cells: &[i64], n_cols: usize, max_span: u64) -> Option<
         .map(|(&lo, &hi)| (i128::from(hi) - i128::from(lo) + 1) as u128)
         .map(|span| (span <= u128::from(max_span)).then_some(span as usize))
         .collect::<Option<_>>()?;
-    // rank[j][v - low[j]]: code of value v in column j, once the present values are known.
-    let mut rank: Vec<Vec<u32>> = spans.iter().map(|&s| vec![0; s]).collect();
+    // One table for all columns: column j's value v sits at `start[j] + (v − low[j])`, first
+    // marking which values occur, then holding their codes.
+    let start: Vec<usize> = std::iter::once(0)
+        .chain(spans.iter().scan(0, |end, &s| {
+            *end += s;
+            Some(*end)
+        }))
+        .collect();
+    let slot = |j: usize, c: i64| start[j] + c.abs_diff(low[j]) as usize;
+    let mut rank = vec![0u32; start[n_cols]];
     for row in cells.chunks_exact(n_cols) {
         for (j, &c) in row.iter().enumerate() {
-            rank[j][(c - low[j]) as usize] = 1;
+            rank[slot(j, c)] = 1;
         }
     }
     let mut labels = Vec::with_capacity(n_cols);
-    for (j, slots) in rank.iter_mut().enumerate() {
+    for j in 0..n_cols {
         let mut present = Vec::new();
-        for (offset, slot) in slots.iter_mut().enumerate() {
-            if *slot != 0 {
-                *slot = present.len() as u32;
+        for (offset, r) in rank[start[j]..start[j + 1]].iter_mut().enumerate() {
+            if *r != 0 {
+                *r = present.len() as u32;
                 present.push(low[j] + offset as i64);
             }
         }
@@ -55,7 +73,7 @@ pub fn factorize_columns(cells: &[i64], n_cols: usize, max_span: u64) -> Option<
     }
     let mut codes = Vec::with_capacity(cells.len());
     for row in cells.chunks_exact(n_cols) {
-        codes.extend((row.iter().enumerate()).map(|(j, &c)| rank[j][(c - low[j]) as usize]));
+        codes.extend((row.iter().enumerate()).map(|(j, &c)| C::from(rank[slot(j, c)])));
     }
     Some(Factorized { codes, labels })
 }
