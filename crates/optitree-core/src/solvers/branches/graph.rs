@@ -928,6 +928,24 @@ impl<'d> Graph<'d> {
                 prefetch(&node.depth_left);
             }
         }
+        // A candidate is checked against its parent's rows: fetch the parent's record, then the
+        // first lines of its rows (a chain of misses otherwise paid one lookup at a time).
+        for &(_, _, _, hash) in &scratch.wanted {
+            if let Some(found) = self.memo.candidates(hash).next() {
+                let parent = self.nodes[found as usize].origin.0;
+                if let Some(e) = self.expansions.get(parent as usize) {
+                    prefetch(e);
+                }
+            }
+        }
+        for &(_, _, _, hash) in &scratch.wanted {
+            if let Some(found) = self.memo.candidates(hash).next() {
+                let parent = self.nodes[found as usize].origin.0;
+                if let Some(words) = self.rows_of_expansion(parent).map(Bitset::words) {
+                    words.iter().step_by(8).take(2).for_each(prefetch);
+                }
+            }
+        }
         let expansion = self.nodes[id as usize].expansion;
         for &(s, v, at, hash) in &scratch.wanted {
             let (feature, ref children) = scratch.kept[s as usize];
