@@ -137,6 +137,8 @@ pub struct Scratch {
     /// The splits an expansion keeps (feature, range in `kept_slots`) and their children.
     kept: Vec<(u32, std::ops::Range<usize>)>,
     kept_slots: Vec<Slot>,
+    /// The parents of an expansion's memo candidates (see [`Graph::prefetch_candidates`]).
+    parents: Vec<u32>,
 }
 
 /// A split considered by an expansion, before the dominated ones are dropped.
@@ -165,6 +167,7 @@ impl Default for Scratch {
             hereditary: Vec::new(),
             kept: Vec::new(),
             kept_slots: Vec::new(),
+            parents: Vec::new(),
         }
     }
 }
@@ -507,19 +510,17 @@ impl<'d> Graph<'d> {
         }
         // The children's weights are in the parent's cached counts, if still there.
         let k = self.data.n_classes();
-        let weights = |table: &[u64]| -> Vec<u64> {
-            let cells = &table[self.offsets[feature as usize]..self.offsets[feature as usize + 1]];
-            cells
-                .chunks_exact(k + 1)
-                .map(|c| c[..k].iter().sum())
-                .collect()
-        };
-        let heaviest = match self.scratch.tables.peek(parent).map(weights) {
-            Some(w) if !self.pool_of(parent).is_empty() => (kids.iter().enumerate())
-                .filter(|&(_, &c)| open(self, c))
-                .max_by_key(|&(v, _)| w[v])
-                .filter(|&(v, _)| 2 * w[v] > w.iter().sum())
-                .map(|(v, _)| v),
+        let cells = self.offsets[feature as usize]..self.offsets[feature as usize + 1];
+        let heaviest = match self.scratch.tables.peek(parent).map(|t| &t[cells]) {
+            Some(cells) if !self.pool_of(parent).is_empty() => {
+                let weight = |v: usize| cells[v * (k + 1)..][..k].iter().sum::<u64>();
+                let total: u64 = (0..kids.len()).map(weight).sum();
+                (kids.iter().enumerate())
+                    .filter(|&(_, &c)| open(self, c))
+                    .max_by_key(|&(v, _)| weight(v))
+                    .filter(|&(v, _)| 2 * weight(v) > total)
+                    .map(|(v, _)| v)
+            }
             _ => None,
         };
         let Some(heavy) = heaviest else {
@@ -889,9 +890,10 @@ impl<'d> Graph<'d> {
             .count();
         self.dominated_splits += (scratch.candidates.len() - n_kept) as u64;
         // Children that may still split become nodes (shared with every other parent that
-        // reaches the same rows); the others stay summaries. The memo lookups go in three
-        // passes so that their cache misses overlap: hash every child and prefetch its memo
-        // slot, then prefetch the node each slot names, then look up for real.
+        // reaches the same rows); the others stay summaries. The memo lookups go in waves so
+        // that their cache misses overlap: hash every child and prefetch its memo slot, then
+        // what checking the candidate each slot names reads (`prefetch_candidates`), then look
+        // up for real.
         let child_depth = Self::child_depth(depth);
         scratch.wanted.clear();
         scratch.kept.clear();
@@ -920,32 +922,7 @@ impl<'d> Graph<'d> {
                 .push((c.feature, start..scratch.kept_slots.len()));
         }
         debug_assert_eq!(scratch.kept.len(), n_kept);
-        for &(_, _, _, hash) in &scratch.wanted {
-            if let Some(found) = self.memo.candidates(hash).next() {
-                // The fields a lookup reads (they may straddle two cache lines).
-                let node = &self.nodes[found as usize];
-                prefetch(&node.expansion);
-                prefetch(&node.depth_left);
-            }
-        }
-        // A candidate is checked against its parent's rows: fetch the parent's record, then the
-        // first lines of its rows (a chain of misses otherwise paid one lookup at a time).
-        for &(_, _, _, hash) in &scratch.wanted {
-            if let Some(found) = self.memo.candidates(hash).next() {
-                let parent = self.nodes[found as usize].origin.0;
-                if let Some(e) = self.expansions.get(parent as usize) {
-                    prefetch(e);
-                }
-            }
-        }
-        for &(_, _, _, hash) in &scratch.wanted {
-            if let Some(found) = self.memo.candidates(hash).next() {
-                let parent = self.nodes[found as usize].origin.0;
-                if let Some(words) = self.rows_of_expansion(parent).map(Bitset::words) {
-                    words.iter().step_by(8).take(2).for_each(prefetch);
-                }
-            }
-        }
+        self.prefetch_candidates(&scratch.wanted, &mut scratch.parents);
         let expansion = self.nodes[id as usize].expansion;
         for &(s, v, at, hash) in &scratch.wanted {
             let (feature, ref children) = scratch.kept[s as usize];
@@ -976,6 +953,34 @@ impl<'d> Graph<'d> {
             e.features = features;
         }
         node.expanded = true;
+    }
+
+    /// Fetches ahead what checking each wanted child's first memo candidate reads: the
+    /// candidate node, then its parent's record, then the first lines of the parent's rows
+    /// (a candidate is compared as `parent rows ∩ feature = rows`). Each wave's misses overlap;
+    /// looked up one at a time, they would be paid as a chain per child. `parents` is scratch.
+    fn prefetch_candidates(&self, wanted: &[(u32, u32, u32, u64)], parents: &mut Vec<u32>) {
+        parents.clear();
+        for &(.., hash) in wanted {
+            if let Some(found) = self.memo.candidates(hash).next() {
+                // The fields a lookup reads (they may straddle two cache lines).
+                let node = &self.nodes[found as usize];
+                prefetch(&node.expansion);
+                prefetch(&node.depth_left);
+                parents.push(found);
+            }
+        }
+        for p in parents.iter_mut() {
+            *p = self.nodes[*p as usize].origin.0;
+            if let Some(e) = self.expansions.get(*p as usize) {
+                prefetch(e);
+            }
+        }
+        for &p in parents.iter() {
+            if let Some(words) = self.rows_of_expansion(p).map(Bitset::words) {
+                words.iter().step_by(8).take(2).for_each(prefetch);
+            }
+        }
     }
 
     /// Gives node `id` its [`Expansion`], holding `rows` (and no features yet).
