@@ -1233,3 +1233,20 @@ def test_fraction_penalties_are_exact():
     clf = BranchesClassifier(penalty=Fraction(1, 7)).fit(M[:, :-1], M[:, -1])
     assert clf.get_n_splits() == 3
     assert clf.objective_ == pytest.approx(1 - 3 / 7, abs=TOL)
+
+
+def test_whole_weights_too_large_to_add_up_exactly_are_rescaled_with_a_warning():
+    # Each weight is a whole number, but 2,000 of them add up past 2^52: the search counts
+    # weight sums exactly, so they are rescaled (and the user told), never overflowed.
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(2000, 4))
+    y = (X[:, 0] + (X[:, 1] == 2)) % 2
+    plain = BranchesClassifier(penalty=0.01).fit(X, y)
+    with pytest.warns(UserWarning, match="rounded"):
+        heavy = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=np.full(2000, 3e12))
+    assert heavy.objective_ == pytest.approx(plain.objective_, abs=1e-12)
+    assert heavy.tree_.get_n_splits() == plain.tree_.get_n_splits()
+    # Weights near 2^52 each, summing past 2^63: the same tree again.
+    with pytest.warns(UserWarning, match="rounded"):
+        huge = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=np.full(2000, 4.4e15))
+    assert huge.objective_ == pytest.approx(plain.objective_, abs=1e-12)

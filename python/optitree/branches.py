@@ -50,15 +50,16 @@ def exact_penalty(penalty: Any) -> Fraction:
 def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
     """Whole-number weights with the same ratios as ``sample_weight``; and whether exact.
 
-    Weights that become whole numbers after scaling by 10**k (k <= 6) are exact; others are
-    rounded to 9 significant digits relative to the largest weight.
+    Weights that become whole numbers after scaling by 10**k (k <= 6) are exact, as long as
+    they add up to less than 2**52 (the search counts weight sums exactly); others are rounded to
+    9 significant digits relative to the largest weight.
     """
     if sample_weight is None:
         return None, True
     for k in range(7):
         scaled = sample_weight * 10**k
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
-            if scaled.max() < 2**52:
+            if scaled.sum() < 2**52:
                 return np.round(scaled), True
     scaled = np.round(sample_weight / sample_weight.max() * 1e9)
     return scaled, False
@@ -132,8 +133,9 @@ class BranchesClassifier(BaseTreeClassifier):
     -----
     Ties between trees of equal objective go to the one with fewer splits, then to the lowest
     feature index; results are deterministic. Sample weights are used exactly when they are
-    whole numbers after scaling by a power of ten (up to 10**6), and otherwise rounded to 9
-    significant digits relative to the largest weight (with a warning).
+    whole numbers after scaling by a power of ten (up to 10**6) that add up to less than 2**52,
+    and otherwise rounded to 9 significant digits relative to the largest weight (with a
+    warning).
 
     Examples
     --------
@@ -211,8 +213,9 @@ class BranchesClassifier(BaseTreeClassifier):
         weights, exact = integer_weights(data.sample_weight)
         if not exact:
             warnings.warn(
-                "sample weights are not decimal numbers with at most 6 places; they were "
-                "rounded to 9 significant digits relative to the largest weight",
+                "sample weights are not decimal numbers with at most 6 places adding up to "
+                "less than 2**52; they were rounded to 9 significant digits relative to the "
+                "largest weight",
                 UserWarning,
                 stacklevel=2,
             )

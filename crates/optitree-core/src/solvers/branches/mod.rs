@@ -48,17 +48,30 @@ pub struct BranchesSolution {
     pub objective: f64,
 }
 
-/// Integer row weights from the dataset's weights (which must be whole numbers).
+/// Largest total weight the search takes: its scores multiply the total by the penalty's
+/// denominator and the number of rows in `i128`, and a closed child keeps its weight in 63 bits.
+const MAX_TOTAL_WEIGHT: u64 = 1 << 53;
+
+/// Integer row weights from the dataset's weights (which must be whole numbers adding up to
+/// less than [`MAX_TOTAL_WEIGHT`]).
 fn integer_weights(data: &Dataset) -> Result<Option<Vec<u64>>> {
     let Some(w) = data.weights() else {
         return Ok(None);
     };
     let mut out = Vec::with_capacity(w.len());
+    let mut total = 0u64;
     for (i, &x) in w.iter().enumerate() {
         if x.fract() != 0.0 || !(0.0..9.0e15).contains(&x) {
             return data_err!("sample_weight[{i}] = {x}: the Branches solver needs whole-number weights below 9e15");
         }
+        total = total.saturating_add(x as u64);
         out.push(x as u64);
+    }
+    if total >= MAX_TOTAL_WEIGHT {
+        return data_err!(
+            "the sample weights add up to {total} or more: the Branches solver needs whole-number \
+             weights adding up to less than 2^53 (scale them down)"
+        );
     }
     Ok(Some(out))
 }

@@ -171,3 +171,20 @@ fn dominance_by_light_children_respects_min_samples_leaf() {
         (17, 2)
     );
 }
+
+#[test]
+fn weights_adding_up_beyond_exact_range_are_refused_with_a_clear_error() {
+    let inst = oracle::random_instance(1100, 3, 2, 2, 9);
+    // Each weight is allowed; together they pass 2^53.
+    let heavy = vec![9_000_000_000_000u64; inst.n_rows];
+    let data = dataset(&inst, Some(&heavy));
+    let err = solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("add up to"), "{err}");
+    // Just below the bound the search runs.
+    let fine = vec![8_000_000_000_000u64; inst.n_rows];
+    let data = dataset(&inst, Some(&fine));
+    assert!(solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None).is_ok());
+}
