@@ -77,7 +77,7 @@ fn factorize_int_columns<'py>(
         Some(s) => s.into(),
         None => arr.iter().copied().collect::<Vec<_>>().into(),
     };
-    let factorize = || optitree_core::data::factorize_columns_as::<f64>(&cells, n_cols, max_span);
+    let factorize = || optitree_core::data::factorize_columns::<f64>(&cells, n_cols, max_span);
     let Some(f) = py.detach(factorize) else {
         return Ok(None);
     };

@@ -12,16 +12,12 @@ pub struct Factorized<C = u32> {
     pub labels: Vec<Vec<i64>>,
 }
 
-/// Factorises the row-major `cells` (`n_cols` per row) column by column; None when `cells` is
-/// empty or some column's range (max − min + 1) exceeds `max_span`, where counting would cost
-/// more than sorting (spans above 2^32 are always refused).
-pub fn factorize_columns(cells: &[i64], n_cols: usize, max_span: u64) -> Option<Factorized> {
-    factorize_columns_as(cells, n_cols, max_span)
-}
-
-/// [`factorize_columns`] with the codes in the caller's number type (the Python encoder wants
-/// floats: converting afterwards was one more pass over a copy of the matrix).
-pub fn factorize_columns_as<C: From<u32>>(
+/// Factorises the row-major `cells` (`n_cols` per row) column by column, with the codes in the
+/// caller's number type (the Python encoder wants floats: converting afterwards was one more
+/// pass over a copy of the matrix); None when `cells` is empty or some column's range
+/// (max − min + 1) exceeds `max_span`, where counting would cost more than sorting (spans above
+/// 2^32 are always refused).
+pub fn factorize_columns<C: From<u32>>(
     cells: &[i64],
     n_cols: usize,
     max_span: u64,
@@ -85,15 +81,18 @@ mod tests {
     #[test]
     fn ranks_each_column_by_its_sorted_distinct_values() {
         let cells = [7, -3, 2, 5, 7, -3, 9, 0];
-        let f = factorize_columns(&cells, 2, 100).unwrap();
+        let f = factorize_columns::<u32>(&cells, 2, 100).unwrap();
         assert_eq!(f.labels, vec![vec![2, 7, 9], vec![-3, 0, 5]]);
         assert_eq!(f.codes, vec![1, 0, 0, 2, 1, 0, 2, 1]);
     }
 
     #[test]
     fn refuses_wide_ranges_and_empty_input() {
-        assert_eq!(factorize_columns(&[0, 1_000_000], 1, 4096), None);
-        assert_eq!(factorize_columns(&[i64::MIN, i64::MAX], 1, u64::MAX), None);
-        assert_eq!(factorize_columns(&[], 3, 10), None);
+        assert_eq!(factorize_columns::<u32>(&[0, 1_000_000], 1, 4096), None);
+        assert_eq!(
+            factorize_columns::<u32>(&[i64::MIN, i64::MAX], 1, u64::MAX),
+            None
+        );
+        assert_eq!(factorize_columns::<u32>(&[], 3, 10), None);
     }
 }

@@ -8,4 +8,4 @@ pub mod factorize;
 pub use bitset::Bitset;
 pub use counter::SubsetCounter;
 pub use dataset::Dataset;
-pub use factorize::{factorize_columns, factorize_columns_as, Factorized};
+pub use factorize::{factorize_columns, Factorized};

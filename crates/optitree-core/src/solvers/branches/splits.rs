@@ -11,7 +11,8 @@ use super::graph::NodeId;
 pub struct Slot(u64);
 
 impl Slot {
-    /// Marks a closed child; weights stay below 2^63 (the solver checks them below 9e15).
+    /// Marks a closed child; weights stay below 2^63 (the solver refuses totals of 2^53 or more,
+    /// see `MAX_TOTAL_WEIGHT`).
     const CLOSED: u64 = 1 << 63;
 
     pub fn node(id: NodeId) -> Slot {
