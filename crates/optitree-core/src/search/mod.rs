@@ -4,6 +4,7 @@
 pub mod arena;
 pub mod budget;
 pub mod cache;
+pub mod huge_pages;
 pub mod outcome;
 pub mod prefetch;
 pub mod progress;

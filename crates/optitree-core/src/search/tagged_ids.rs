@@ -90,7 +90,10 @@ impl TaggedIds {
     }
 
     fn grow(&mut self) {
-        let mut slots = vec![EMPTY; self.grown_len()];
+        // Advised before it is filled: pages written before the advice stay small.
+        let mut slots = Vec::with_capacity(self.grown_len());
+        super::huge_pages::advise(&slots);
+        slots.resize(self.grown_len(), EMPTY);
         for &slot in self.slots.iter().filter(|&&s| s != EMPTY) {
             Self::place(&mut slots, (slot >> 32) as u32, slot as u32);
         }
