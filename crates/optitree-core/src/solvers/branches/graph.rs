@@ -58,7 +58,7 @@ pub struct Expansion {
 
 /// An OR node: a subproblem that may still be split.
 #[derive(Debug)]
-pub struct Node {
+pub struct Node<S> {
     /// Index of its rows and features in the graph's list of [`Expansion`]s once expanded
     /// (the root always has them), `NONE` before.
     pub expansion: u32,
@@ -68,11 +68,11 @@ pub struct Node {
     /// Remaining depth (`u32::MAX` when unlimited).
     pub depth_left: u32,
     /// Score of making this node a leaf.
-    pub leaf: Score,
+    pub leaf: S,
     /// Upper bound on the best subtree's score.
-    pub ub: Score,
+    pub ub: S,
     /// Score of the best subtree found so far (the incumbent).
-    pub lb: Score,
+    pub lb: S,
     /// Index in `splits` of the incumbent's split, `NONE` for a leaf.
     pub best: u32,
     /// Index in `splits` of the split with the largest upper bound, `NONE` if none.
@@ -88,11 +88,11 @@ pub struct Node {
 }
 
 /// What the one-level look-ahead learns about a subproblem.
-pub struct LookAhead {
+pub struct LookAhead<S> {
     /// Upper bound on its best subtree.
-    pub ub: Score,
+    pub ub: S,
     /// Value of the best tree with at most one split (achievable).
-    pub lb: Score,
+    pub lb: S,
     /// That tree's split feature, `NONE` for the leaf.
     pub stump: u32,
 }
@@ -112,7 +112,7 @@ enum Usable {
 
 /// Buffers reused by every look-ahead (a search runs thousands, and allocating for each one
 /// showed in profiles).
-pub struct Scratch {
+pub struct Scratch<S> {
     rows: Bitset,
     child_rows: Bitset,
     counter: SubsetCounter,
@@ -129,7 +129,7 @@ pub struct Scratch {
     /// hash.
     wanted: Vec<(u32, u32, u32, u64)>,
     /// An expansion's candidate splits, their child summaries one after another in `flat`.
-    candidates: Vec<Candidate>,
+    candidates: Vec<Candidate<S>>,
     flat: Vec<Summary>,
     /// The features an expansion tries, and those its children may try.
     pool: Vec<u32>,
@@ -142,14 +142,14 @@ pub struct Scratch {
 }
 
 /// A split considered by an expansion, before the dominated ones are dropped.
-struct Candidate {
+struct Candidate<S> {
     feature: u32,
     slots: std::ops::Range<usize>,
-    ub: Score,
-    lb: Score,
+    ub: S,
+    lb: S,
 }
 
-impl Default for Scratch {
+impl<S> Default for Scratch<S> {
     fn default() -> Self {
         Scratch {
             rows: Bitset::empty(0),
@@ -180,14 +180,14 @@ pub struct Limits {
 }
 
 /// The arena, the memo and the accounting.
-pub struct Graph<'d> {
+pub struct Graph<'d, S: Score> {
     pub data: &'d Dataset,
-    pub scale: Scale,
+    pub scale: Scale<S>,
     weights: Option<Vec<u64>>,
     limits: Limits,
     /// The nodes, in chunks: a list that grew by doubling would make the memory accounted for
     /// (and checked against the limit) jump by the whole arena at once.
-    pub nodes: Arena<Node>,
+    pub nodes: Arena<Node<S>>,
     /// What expanded nodes keep (see [`Expansion`]).
     expansions: Vec<Expansion>,
     /// Node ids by the hash of their key (8 bytes a node; matches are checked exactly).
@@ -203,9 +203,9 @@ pub struct Graph<'d> {
     pub memo_hits: u64,
     /// Splits dropped because they could not beat their node's incumbent.
     pub dominated_splits: u64,
-    scratch: Scratch,
+    scratch: Scratch<S>,
     /// Per-split (upper, lower) sums, reused by every refresh.
-    sums: Vec<(Score, Score)>,
+    sums: Vec<(S, S)>,
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
@@ -298,9 +298,14 @@ fn features_bytes(features: &[u32]) -> usize {
     }
 }
 
-impl<'d> Graph<'d> {
+impl<'d, S: Score> Graph<'d, S> {
     /// An empty graph for `data`; `weights` are integer row weights (None: all 1).
-    pub fn new(data: &'d Dataset, scale: Scale, weights: Option<Vec<u64>>, limits: Limits) -> Self {
+    pub fn new(
+        data: &'d Dataset,
+        scale: Scale<S>,
+        weights: Option<Vec<u64>>,
+        limits: Limits,
+    ) -> Self {
         Graph {
             data,
             scale,
@@ -411,7 +416,7 @@ impl<'d> Graph<'d> {
     }
 
     /// Upper and lower bounds of a child slot (a closed child is worth its leaf exactly).
-    pub fn slot_bounds(&self, slot: Slot) -> (Score, Score) {
+    pub fn slot_bounds(&self, slot: Slot) -> (S, S) {
         match slot.id() {
             Some(id) => {
                 let n = &self.nodes[id as usize];
@@ -426,7 +431,7 @@ impl<'d> Graph<'d> {
 
     /// Bounds of a subproblem known only by its weight and majority: the leaf below, the
     /// purification bound above (the leaf itself when it is closed).
-    fn summary_bounds(&self, summary: &Summary, depth_left: u32) -> (Score, Score) {
+    fn summary_bounds(&self, summary: &Summary, depth_left: u32) -> (S, S) {
         let leaf = self.scale.leaf(summary.majority);
         if self.closed(summary.weight, summary.majority, depth_left) {
             (leaf, leaf)
@@ -584,7 +589,7 @@ impl<'d> Graph<'d> {
     }
 
     /// Records what a look-ahead learnt about a node.
-    fn apply(&mut self, id: NodeId, look: LookAhead) {
+    fn apply(&mut self, id: NodeId, look: LookAhead<S>) {
         let node = &mut self.nodes[id as usize];
         node.ub = node.ub.min(look.ub);
         if look.lb > node.lb {
@@ -676,7 +681,7 @@ impl<'d> Graph<'d> {
         id: NodeId,
         features: &[u32],
         slots: &mut Vec<Summary>,
-    ) -> LookAhead {
+    ) -> LookAhead<S> {
         let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
         let child_depth = Self::child_depth(self.nodes[id as usize].depth_left);
         let mut best = leaf;
@@ -687,11 +692,11 @@ impl<'d> Graph<'d> {
             if self.split_summaries(cells, slots) != Usable::Yes {
                 continue;
             }
-            let bound: Score = slots
+            let bound: S = slots
                 .iter()
                 .map(|c| self.summary_bounds(c, child_depth).0)
                 .sum();
-            let as_leaves: Score = slots.iter().map(|c| self.scale.leaf(c.majority)).sum();
+            let as_leaves: S = slots.iter().map(|c| self.scale.leaf(c.majority)).sum();
             best = best.max(bound - cost);
             if as_leaves - cost > stump_value {
                 (stump_value, stump) = (as_leaves - cost, f);
@@ -889,7 +894,7 @@ impl<'d> Graph<'d> {
                 (incumbent, incumbent_split) = (c.lb, i);
             }
         }
-        let kept = |i: usize, c: &Candidate| c.ub > incumbent || i == incumbent_split;
+        let kept = |i: usize, c: &Candidate<S>| c.ub > incumbent || i == incumbent_split;
         let n_kept = (scratch.candidates.iter().enumerate())
             .filter(|&(i, c)| kept(i, c))
             .count();
@@ -1033,7 +1038,7 @@ impl<'d> Graph<'d> {
             sums.push((su, sl));
         }
         // Drop dominated splits (never the incumbent's), then find the top one.
-        let keep = |i: usize, su: Score| su > lb || i as u32 == best;
+        let keep = |i: usize, su: S| su > lb || i as u32 == best;
         let node = &mut self.nodes[id as usize];
         if sums.iter().enumerate().any(|(i, &(su, _))| !keep(i, su)) {
             let before = node.splits.bytes();
@@ -1053,7 +1058,7 @@ impl<'d> Graph<'d> {
             best = new_best;
             self.bytes = self.bytes - before + node.splits.bytes();
         }
-        let (mut top_ub, mut top) = (Score::MIN, NONE);
+        let (mut top_ub, mut top) = (S::MIN, NONE);
         for (i, (su, _)) in sums.iter().enumerate() {
             if *su > top_ub {
                 (top_ub, top) = (*su, i as u32);

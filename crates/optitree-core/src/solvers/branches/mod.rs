@@ -48,7 +48,7 @@ pub struct BranchesSolution {
     pub objective: f64,
 }
 
-/// Largest total weight the search takes: its scores multiply the total by the penalty's
+/// Largest total weight the search takes: its widest scores multiply the total by the penalty's
 /// denominator and the number of rows in `i128`, and a closed child keeps its weight in 63 bits.
 const MAX_TOTAL_WEIGHT: u64 = 1 << 53;
 
@@ -76,7 +76,8 @@ fn integer_weights(data: &Dataset) -> Result<Option<Vec<u64>>> {
     Ok(Some(out))
 }
 
-/// Finds the tree maximising `accuracy − λ·splits` (see the module docs).
+/// Finds the tree maximising `accuracy − λ·splits` (see the module docs), with 64-bit scores
+/// whenever they fit (see [`score`]).
 pub fn solve(
     data: &Dataset,
     config: &BranchesConfig,
@@ -91,7 +92,25 @@ pub fn solve(
         None => data.n_rows() as u64,
         Some(w) => w.iter().sum(),
     };
-    let scale = Scale::new(config.penalty.0, config.penalty.1, data.n_rows(), total)?;
+    let (p, q) = config.penalty;
+    if score::fits::<i64>(p, q, data.n_rows(), total) {
+        let scale = Scale::<i64>::new(p, q, data.n_rows(), total)?;
+        search_with(data, config, scale, weights, budget, board)
+    } else {
+        let scale = Scale::<i128>::new(p, q, data.n_rows(), total)?;
+        search_with(data, config, scale, weights, budget, board)
+    }
+}
+
+/// [`solve`] with checked weights and scores of a chosen width.
+fn search_with<S: score::Score>(
+    data: &Dataset,
+    config: &BranchesConfig,
+    scale: Scale<S>,
+    weights: Option<Vec<u64>>,
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) -> Result<Outcome<BranchesSolution>> {
     let limits = Limits {
         max_depth: config.max_depth,
         min_samples_leaf: config.min_samples_leaf,

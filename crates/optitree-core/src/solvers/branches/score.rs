@@ -15,18 +15,72 @@
 //! `n_rows` of them, and removing useless splits never lowers the objective). So exact ties go to
 //! fewer splits without any special case in the search.
 //!
-//! Invariant: all arithmetic is in `i128`; with `P, Q < 2^40` and weights below `2^53` nothing
-//! overflows.
+//! Scores are integers of one of two widths, chosen per problem: `i64` whenever every score the
+//! search can form fits in it with room to spare (every benchmark and nearly every real problem:
+//! it needs `n_rows · W · (P + Q)` below 2^61, see [`fits`]), `i128` otherwise (`P, Q < 2^40`,
+//! weights adding up to less than `2^53` and fewer than `2^31` rows: nothing overflows). The narrow width makes a search node a third smaller, and a search
+//! of millions of nodes waits on memory more than on anything else.
+
+use std::fmt::Debug;
+use std::iter::Sum;
+use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 
 use crate::error::Result;
 use crate::param_err;
 
-/// Integer score of a (sub)tree, see the module docs.
-pub type Score = i128;
+/// An integer score (see the module docs); the search is generic over its width.
+pub trait Score:
+    Copy
+    + Ord
+    + Default
+    + Debug
+    + Send
+    + Sync
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + Sum
+    + 'static
+{
+    const MIN: Self;
+    /// Largest magnitude a problem's scores may reach in this width (see [`Scale::new`]).
+    const ROOM: i128;
+    /// `x`, which [`Scale::new`] has checked fits.
+    fn from_wide(x: i128) -> Self;
+    fn wide(self) -> i128;
+}
+
+impl Score for i64 {
+    const MIN: Self = i64::MIN;
+    const ROOM: i128 = 1 << 61;
+    #[inline]
+    fn from_wide(x: i128) -> Self {
+        x as i64
+    }
+    #[inline]
+    fn wide(self) -> i128 {
+        i128::from(self)
+    }
+}
+
+impl Score for i128 {
+    const MIN: Self = i128::MIN;
+    const ROOM: i128 = 1 << 125;
+    #[inline]
+    fn from_wide(x: i128) -> Self {
+        x
+    }
+    #[inline]
+    fn wide(self) -> i128 {
+        self
+    }
+}
 
 /// The constants that turn counts into scores for one problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scale {
+pub struct Scale<S> {
     /// λ numerator P.
     pub p: i128,
     /// λ denominator Q.
@@ -36,14 +90,31 @@ pub struct Scale {
     /// Total weight W of the training rows.
     pub total_weight: i128,
     /// Score of one unit of correctly classified weight: `M·Q`.
-    pub leaf_unit: Score,
+    pub leaf_unit: S,
     /// Cost of one split: `M·P·W + 1`.
-    pub split_cost: Score,
+    pub split_cost: S,
 }
 
-impl Scale {
+/// Whether every score of a problem fits in `S`. The search forms two kinds: a node's bounds,
+/// between its leaf's score (at least 0) and all its rows correct (at most `M·Q·W`), and a
+/// split's sum of its children's bounds less one split cost (at least `−(M·P·W + 1)`); so
+/// `M·W·(Q + P) + 1` bounds every magnitude, and `S` must hold it with room to spare.
+pub fn fits<S: Score>(p: u64, q: u64, n_rows: usize, total_weight: u64) -> bool {
+    let (p, q, m, w) = (
+        i128::from(p),
+        i128::from(q),
+        n_rows.max(1) as i128,
+        i128::from(total_weight),
+    );
+    let bound = (m.checked_mul(w))
+        .and_then(|mw| mw.checked_mul(q + p))
+        .and_then(|x| x.checked_add(1));
+    bound.is_some_and(|b| b < S::ROOM)
+}
+
+impl<S: Score> Scale<S> {
     /// The scale for λ = `p/q`, `n_rows` rows of total (integer) weight `total_weight`.
-    pub fn new(p: u64, q: u64, n_rows: usize, total_weight: u64) -> Result<Scale> {
+    pub fn new(p: u64, q: u64, n_rows: usize, total_weight: u64) -> Result<Scale<S>> {
         if q == 0 {
             return param_err!("penalty denominator must be positive");
         }
@@ -54,6 +125,11 @@ impl Scale {
         }
         if total_weight == 0 {
             return param_err!("the total sample weight is zero");
+        }
+        if !fits::<S>(p, q, n_rows, total_weight) {
+            return param_err!(
+                "scores of this problem do not fit the score type (weights too large)"
+            );
         }
         let (p, q, m, w) = (
             i128::from(p),
@@ -66,19 +142,21 @@ impl Scale {
             q,
             m,
             total_weight: w,
-            leaf_unit: m * q,
-            split_cost: m * p * w + 1,
+            leaf_unit: S::from_wide(m * q),
+            split_cost: S::from_wide(m * p * w + 1),
         })
     }
 
     /// Score of a leaf that classifies `correct` weight correctly.
-    pub fn leaf(&self, correct: u64) -> Score {
-        self.leaf_unit * i128::from(correct)
+    #[inline]
+    pub fn leaf(&self, correct: u64) -> S {
+        self.leaf_unit * S::from_wide(i128::from(correct))
     }
 
     /// The purification bound's split term: every child pure, one split paid.
-    pub fn pure_split(&self, weight: u64) -> Score {
-        self.leaf_unit * i128::from(weight) - self.split_cost
+    #[inline]
+    pub fn pure_split(&self, weight: u64) -> S {
+        self.leaf(weight) - self.split_cost
     }
 
     /// Whether rows of total weight `weight` are worth at most one split: misclassifying all of
@@ -97,7 +175,8 @@ impl Scale {
 
     /// The best objective value a score bound allows: the largest `correct/W − λ·S` whose score
     /// can be at most `bound` (see the module docs for why this is `ceil(bound / M)` units).
-    pub fn objective_bound(&self, bound: Score) -> f64 {
+    pub fn objective_bound(&self, bound: S) -> f64 {
+        let bound = bound.wide();
         let units = bound.div_euclid(self.m) + i128::from(bound.rem_euclid(self.m) != 0);
         units as f64 / (self.q * self.total_weight) as f64
     }
@@ -110,7 +189,7 @@ mod tests {
     #[test]
     fn ties_go_to_fewer_splits_and_better_objectives_always_win() {
         // λ = 1/100, 10 rows of weight 1.
-        let s = Scale::new(1, 100, 10, 10).expect("valid");
+        let s = Scale::<i128>::new(1, 100, 10, 10).expect("valid");
         let tree = |correct: u64, splits: u64| s.leaf(correct) - s.split_cost * i128::from(splits);
         assert!(
             tree(10, 1) > tree(9, 0),
@@ -121,7 +200,7 @@ mod tests {
             "0.95 beats 0.9 whatever the splits"
         );
         // Exact tie in objective (λ = 1/10: one split buys exactly one row) goes to fewer splits.
-        let t = Scale::new(1, 10, 10, 10).expect("valid");
+        let t = Scale::<i128>::new(1, 10, 10, 10).expect("valid");
         let tree_t =
             |correct: u64, splits: u64| t.leaf(correct) - t.split_cost * i128::from(splits);
         assert!(tree_t(9, 0) > tree_t(10, 1));
@@ -130,7 +209,7 @@ mod tests {
 
     #[test]
     fn objective_bound_recovers_the_objective_of_exact_scores() {
-        let s = Scale::new(1, 200, 958, 958).expect("valid");
+        let s = Scale::<i128>::new(1, 200, 958, 958).expect("valid");
         for (correct, splits) in [(822u64, 17u64), (958, 0), (0, 3), (500, 40)] {
             let score = s.leaf(correct) - s.split_cost * i128::from(splits);
             assert_eq!(s.objective_bound(score), s.objective(correct, splits));
@@ -138,9 +217,31 @@ mod tests {
     }
 
     #[test]
+    fn narrow_scores_only_where_every_score_fits() {
+        assert!(fits::<i64>(1, 100, 8124, 8124));
+        // 2^20 rows at λ = 1/2^21: M·W·(Q + P) just past 2^61, the room kept in an i64.
+        assert!(!fits::<i64>(1, 1 << 21, 1 << 20, 1 << 20));
+        assert!(fits::<i64>(1, (1 << 21) - 2, 1 << 20, 1 << 20));
+        assert!(fits::<i128>(1, 1 << 21, 1 << 20, 1 << 20));
+        assert!(Scale::<i64>::new(1, 1 << 21, 1 << 20, 1 << 20).is_err());
+        // The widest problem the solver takes fits the wide scores.
+        let widest = ((1 << 40) - 1, (1 << 40) - 1, (1 << 31) - 1, (1 << 53) - 1);
+        assert!(fits::<i128>(widest.0, widest.1, widest.2, widest.3));
+        let (a, b) = (
+            Scale::<i64>::new(3, 7, 50, 60),
+            Scale::<i128>::new(3, 7, 50, 60),
+        );
+        let (a, b) = (a.expect("fits"), b.expect("fits"));
+        assert_eq!(
+            a.leaf(41).wide() - a.split_cost.wide(),
+            b.leaf(41) - b.split_cost
+        );
+    }
+
+    #[test]
     fn bad_penalties_are_refused() {
-        assert!(Scale::new(1, 0, 1, 1).is_err());
-        assert!(Scale::new(1 << 41, 1, 1, 1).is_err());
-        assert!(Scale::new(1, 2, 1, 0).is_err());
+        assert!(Scale::<i128>::new(1, 0, 1, 1).is_err());
+        assert!(Scale::<i128>::new(1 << 41, 1, 1, 1).is_err());
+        assert!(Scale::<i128>::new(1, 2, 1, 0).is_err());
     }
 }

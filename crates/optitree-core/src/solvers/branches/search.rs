@@ -19,7 +19,7 @@ const POST_EVERY: u64 = 1024;
 /// through another parent) make the node refresh and choose again; returns None when the node
 /// itself becomes complete. Also returns the child's bounds as `id` last saw them (before the
 /// child's own refresh), so that the climb back can tell whether `id` needs a refresh.
-fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
+fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, Bounds<S>)> {
     loop {
         let node = &g.nodes[id as usize];
         if node.complete || node.top == NONE {
@@ -35,14 +35,14 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
         }
         let node = &g.nodes[id as usize];
         let mut chosen = NONE as usize;
-        let mut widest = -1;
+        let mut widest = None;
         for (v, &slot) in node.splits.children(top).iter().enumerate() {
             if g.slot_complete(slot) {
                 continue;
             }
             let (u, l) = g.slot_bounds(slot);
-            if u - l > widest {
-                (chosen, widest) = (v, u - l);
+            if Some(u - l) > widest {
+                (chosen, widest) = (v, Some(u - l));
             }
         }
         if chosen == NONE as usize {
@@ -63,16 +63,16 @@ fn choose_child(g: &mut Graph<'_>, id: NodeId) -> Option<(NodeId, Bounds)> {
 }
 
 /// A node's (upper, lower) bounds: all a parent's refresh reads of it.
-type Bounds = (Score, Score);
+type Bounds<S> = (S, S);
 
-fn bounds(g: &Graph<'_>, id: NodeId) -> Bounds {
+fn bounds<S: Score>(g: &Graph<'_, S>, id: NodeId) -> Bounds<S> {
     let node = &g.nodes[id as usize];
     (node.ub, node.lb)
 }
 
 /// Runs the search; see the module docs.
-pub fn run(
-    g: &mut Graph<'_>,
+pub fn run<S: Score>(
+    g: &mut Graph<'_, S>,
     budget: &Budget,
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<BranchesSolution>> {
@@ -81,7 +81,7 @@ pub fn run(
     let mut expansions = 0u64;
     let mut peak_bytes = g.memory();
     // The nodes above the one expanded, each with the bounds it last saw of its child on the path.
-    let mut path: Vec<(NodeId, Bounds)> = Vec::new();
+    let mut path: Vec<(NodeId, Bounds<S>)> = Vec::new();
     let mut status = Status::Optimal;
     while let Some(root) = root.filter(|&r| !g.nodes[r as usize].complete) {
         if let Some(s) = budget.check(expansions, g.memory()) {
@@ -145,8 +145,8 @@ pub fn run(
     })
 }
 
-fn snapshot(
-    g: &Graph<'_>,
+fn snapshot<S: Score>(
+    g: &Graph<'_, S>,
     root: NodeId,
     passes: u64,
     expansions: u64,
@@ -166,7 +166,7 @@ fn snapshot(
 
 /// Follows the incumbent from the root and builds the tree, with exact class totals recomputed
 /// from the rows of every node (so the tree does not depend on the search's bookkeeping).
-fn extract(g: &Graph<'_>, root: Option<NodeId>) -> Result<BranchesSolution> {
+fn extract<S: Score>(g: &Graph<'_, S>, root: Option<NodeId>) -> Result<BranchesSolution> {
     let mut correct = 0u64;
     let mut splits = 0u64;
     let spec = build(
@@ -190,7 +190,13 @@ fn extract(g: &Graph<'_>, root: Option<NodeId>) -> Result<BranchesSolution> {
     })
 }
 
-fn build(g: &Graph<'_>, id: NodeId, rows: Bitset, correct: &mut u64, splits: &mut u64) -> NodeSpec {
+fn build<S: Score>(
+    g: &Graph<'_, S>,
+    id: NodeId,
+    rows: Bitset,
+    correct: &mut u64,
+    splits: &mut u64,
+) -> NodeSpec {
     let totals = g.class_totals(&rows);
     let value: Vec<f64> = totals.iter().map(|&t| t as f64).collect();
     let leaf = |correct: &mut u64| {

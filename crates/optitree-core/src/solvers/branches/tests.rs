@@ -188,3 +188,31 @@ fn weights_adding_up_beyond_exact_range_are_refused_with_a_clear_error() {
     let data = dataset(&inst, Some(&fine));
     assert!(solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None).is_ok());
 }
+
+/// Both score widths give the same optimum, bounds and tree (the narrow one is chosen whenever
+/// it fits, so the wide one is forced here), also when a budget stops the search.
+#[test]
+fn both_score_widths_agree() {
+    for seed in 0..40u64 {
+        let inst = oracle::random_instance(40 + seed as usize, 5, 3, 3, seed);
+        let data = dataset(&inst, None);
+        let cfg = config(1, 20 + seed, None, 1);
+        let total = inst.n_rows as u64;
+        let wide = Scale::<i128>::new(1, 20 + seed, inst.n_rows, total).expect("valid");
+        let narrow = Scale::<i64>::new(1, 20 + seed, inst.n_rows, total).expect("valid");
+        for limit in [None, Some(3 + seed)] {
+            let budget = || Budget::new(None, limit, None, CancelFlag::new()).expect("valid");
+            let a = search_with(&data, &cfg, wide, None, &budget(), None).expect("solves");
+            let b = search_with(&data, &cfg, narrow, None, &budget(), None).expect("solves");
+            assert_eq!(
+                (a.status, a.lower_bound, a.upper_bound),
+                (b.status, b.lower_bound, b.upper_bound)
+            );
+            assert_eq!(
+                (a.solution.correct, a.solution.splits),
+                (b.solution.correct, b.solution.splits)
+            );
+            assert_eq!(a.solution.tree.n_nodes(), b.solution.tree.n_nodes());
+        }
+    }
+}
