@@ -333,6 +333,15 @@ impl<'d, S: Score> Graph<'d, S> {
         }
     }
 
+    /// Whether one more expansion keeps every node id below [`Slot::MAX_ID`]: it adds at most a
+    /// node per value of every feature. (2^31 nodes would take well over 100 GB: a memory limit
+    /// stops any real search long before.)
+    pub fn room_for_expansion(&self) -> bool {
+        let cells = self.offsets.last().copied().unwrap_or(0); // (classes + 1) per value
+        let most_new = cells / (self.data.n_classes() + 1);
+        self.nodes.len() + most_new < Slot::MAX_ID as usize
+    }
+
     /// All the bytes the search holds: row sets and split records, the node arena's chunks,
     /// the list of expansions at its allocated capacity (growth by doubling reserves up to twice
     /// what is in use, and that memory is as real to the machine as the rest) and the memo with
@@ -822,6 +831,29 @@ impl<'d, S: Score> Graph<'d, S> {
         id
     }
 
+    /// A node for a closed child too heavy for a [`Slot`] of its own (only with sample weights
+    /// adding up to 2^31 or more): complete at birth, worth its leaf.
+    fn closed_node(&mut self, summary: &Summary, depth_left: u32, origin: (u32, u32, u32)) -> Slot {
+        let leaf = self.scale.leaf(summary.majority);
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(Node {
+            expansion: NONE,
+            origin,
+            depth_left,
+            leaf,
+            ub: leaf,
+            lb: leaf,
+            best: NONE,
+            top: NONE,
+            expanded: false,
+            complete: true,
+            tightened: false,
+            stump: NONE,
+            splits: Splits::default(),
+        });
+        Slot::node(id)
+    }
+
     /// Creates the split records of an open node: one per feature that sends its rows to at
     /// least two children (each non-empty child holding at least `min_samples_leaf` rows), except
     /// those that already cannot beat the best one-level tree.
@@ -905,6 +937,7 @@ impl<'d, S: Score> Graph<'d, S> {
         // what checking the candidate each slot names reads (`prefetch_candidates`), then look
         // up for real.
         let child_depth = Self::child_depth(depth);
+        let expansion = self.nodes[id as usize].expansion;
         scratch.wanted.clear();
         scratch.kept.clear();
         scratch.kept_slots.clear();
@@ -914,9 +947,13 @@ impl<'d, S: Score> Graph<'d, S> {
             }
             let summaries = &scratch.flat[c.slots.clone()];
             let start = scratch.kept_slots.len();
-            // Children that stay summaries are closed: their majority is all they need.
-            (scratch.kept_slots).extend(summaries.iter().map(|s| Slot::closed(s.majority)));
             for (v, summary) in summaries.iter().enumerate() {
+                // Children that stay summaries are closed: their majority is all they need
+                // (node ids replace the others below).
+                let origin = (expansion, c.feature, v as u32);
+                let slot = Slot::closed(summary.majority)
+                    .unwrap_or_else(|| self.closed_node(summary, child_depth, origin));
+                scratch.kept_slots.push(slot);
                 if !self.closed(summary.weight, summary.majority, child_depth) {
                     let f_rows = self.data.rows_with(c.feature as usize, v);
                     let hash = key_hash_and(&rows, f_rows, child_depth);
@@ -933,7 +970,6 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         debug_assert_eq!(scratch.kept.len(), n_kept);
         self.prefetch_candidates(&scratch.wanted, &mut scratch.parents);
-        let expansion = self.nodes[id as usize].expansion;
         for &(s, v, at, hash) in &scratch.wanted {
             let (feature, ref children) = scratch.kept[s as usize];
             rows.and_into(

@@ -88,6 +88,10 @@ pub fn run<S: Score>(
             status = s;
             break;
         }
+        if !g.room_for_expansion() {
+            status = Status::MemoryLimit; // as many nodes as node ids allow
+            break;
+        }
         passes += 1;
         path.clear();
         let mut id = root;

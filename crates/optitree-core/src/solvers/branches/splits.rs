@@ -1,43 +1,48 @@
 //! A node's splits, all in one block of words: a header per split (its feature and where its
-//! children start), then every split's children. Splits hold most of a search's memory (lymph:
-//! two thirds of it), and a block per split cost a record, a pointer and an allocator header
-//! each, besides an allocation and a free per split.
+//! children start), then every split's children, in 4-byte words. Splits hold a large part of a
+//! search's memory (lymph: a third of it), and a block per split cost a record, a pointer and
+//! an allocator header each, besides an allocation and a free per split.
 
 use super::graph::NodeId;
 
-/// One child of a split, in 8 bytes: its node, or, for a child closed at sight (its leaf is
-/// optimal), the weight of its majority class, which is all its value needs.
+/// One child of a split, in 4 bytes: its node, or, for a child closed at sight (its leaf is
+/// optimal), the weight of its majority class, which is all its value needs, when that weight is
+/// below 2^31 (always without sample weights; heavier closed children get a node of their own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot(u64);
+pub struct Slot(u32);
 
 impl Slot {
-    /// Marks a closed child; weights stay below 2^63 (the solver refuses totals of 2^53 or more,
-    /// see `MAX_TOTAL_WEIGHT`).
-    const CLOSED: u64 = 1 << 63;
+    const CLOSED: u32 = 1 << 31;
+    /// Node ids stay below this (see [`super::graph::MAX_NODES`]).
+    pub const MAX_ID: u32 = Self::CLOSED;
 
     pub fn node(id: NodeId) -> Slot {
-        Slot(u64::from(id))
+        debug_assert!(id < Self::MAX_ID);
+        Slot(id)
     }
 
-    pub fn closed(majority: u64) -> Slot {
-        Slot(Self::CLOSED | majority)
+    /// A closed child of this majority weight, if it fits a slot.
+    pub fn closed(majority: u64) -> Option<Slot> {
+        u32::try_from(majority)
+            .ok()
+            .filter(|&m| m < Self::CLOSED)
+            .map(|m| Slot(Self::CLOSED | m))
     }
 
     /// The child's node, None for a closed child.
     pub fn id(self) -> Option<NodeId> {
-        (self.0 & Self::CLOSED == 0).then_some(self.0 as NodeId)
+        (self.0 & Self::CLOSED == 0).then_some(self.0)
     }
 
     /// The majority weight of a closed child, None for a node.
     pub fn majority(self) -> Option<u64> {
-        (self.0 & Self::CLOSED != 0).then_some(self.0 & !Self::CLOSED)
+        (self.0 & Self::CLOSED != 0).then_some(u64::from(self.0 & !Self::CLOSED))
     }
 }
 
-/// The splits of one node (see the module docs). Split `i`'s header is word `i` (a `Slot` in
-/// name only): the feature in the upper half, the index of its first child in the lower; its
-/// children run to the next split's first child (or the end). So the first header also tells
-/// how many splits there are.
+/// The splits of one node (see the module docs). Split `i`'s header is words `2i` (its feature)
+/// and `2i + 1` (where its children start); its children run to the next split's start (or the
+/// end). So the first header also tells how many splits there are.
 #[derive(Debug, Default)]
 pub struct Splits {
     words: Box<[Slot]>,
@@ -48,10 +53,11 @@ impl Splits {
     pub fn new<'a>(splits: impl ExactSizeIterator<Item = (u32, &'a [Slot])> + Clone) -> Splits {
         let n = splits.len();
         let children: usize = splits.clone().map(|(_, c)| c.len()).sum();
-        let mut words = Vec::with_capacity(n + children);
-        let mut start = n;
+        let mut words = Vec::with_capacity(2 * n + children);
+        let mut start = 2 * n;
         for (feature, c) in splits.clone() {
-            words.push(Slot(u64::from(feature) << 32 | start as u64));
+            words.push(Slot(feature));
+            words.push(Slot(start as u32));
             start += c.len();
         }
         for (_, c) in splits {
@@ -63,7 +69,7 @@ impl Splits {
     }
 
     pub fn len(&self) -> usize {
-        self.words.first().map_or(0, |h| h.0 as u32 as usize)
+        self.words.get(1).map_or(0, |h| h.0 as usize / 2)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -71,13 +77,13 @@ impl Splits {
     }
 
     pub fn feature(&self, i: usize) -> u32 {
-        (self.words[i].0 >> 32) as u32
+        self.words[2 * i].0
     }
 
     fn range(&self, i: usize) -> std::ops::Range<usize> {
-        let start = self.words[i].0 as u32 as usize;
+        let start = self.words[2 * i + 1].0 as usize;
         let end = if i + 1 < self.len() {
-            self.words[i + 1].0 as u32 as usize
+            self.words[2 * i + 3].0 as usize
         } else {
             self.words.len()
         };
@@ -96,7 +102,7 @@ impl Splits {
 
     /// Every child of every split.
     pub fn all_children(&self) -> &[Slot] {
-        &self.words[self.len()..]
+        &self.words[2 * self.len()..]
     }
 
     /// The splits for which `keep` holds, in a block of their own size.
@@ -109,7 +115,7 @@ impl Splits {
     pub fn bytes(&self) -> usize {
         match self.words.len() {
             0 => 0,
-            n => n * 8 + 16,
+            n => n * std::mem::size_of::<Slot>() + 16,
         }
     }
 }
@@ -120,8 +126,9 @@ mod tests {
 
     #[test]
     fn keeps_each_splits_feature_and_children() {
-        let a = [Slot::node(3), Slot::closed(7)];
-        let b = [Slot::closed(0), Slot::node(9), Slot::node(4)];
+        let closed = |m| Slot::closed(m).expect("fits");
+        let a = [Slot::node(3), closed(7)];
+        let b = [closed(0), Slot::node(9), Slot::node(4)];
         let splits = Splits::new([(5, &a[..]), (2, &b[..])].into_iter());
         assert_eq!(splits.len(), 2);
         assert_eq!((splits.feature(0), splits.children(0)), (5, &a[..]));
@@ -135,5 +142,22 @@ mod tests {
         assert_eq!(one.children(0).len(), 3);
         assert!(Splits::new(std::iter::empty::<(u32, &[Slot])>()).is_empty());
         assert_eq!(Splits::default().len(), 0);
+        // A split without children (never built by the search) still reads back.
+        let odd = Splits::new([(1, &a[..]), (4, &[][..])].into_iter());
+        assert_eq!(
+            (odd.len(), odd.children(1).len(), odd.feature(1)),
+            (2, 0, 4)
+        );
+    }
+
+    #[test]
+    fn closed_children_keep_weights_below_two_to_the_31() {
+        assert_eq!(
+            Slot::closed((1 << 31) - 1).and_then(Slot::majority),
+            Some((1 << 31) - 1)
+        );
+        assert_eq!(Slot::closed(1 << 31), None);
+        assert_eq!(Slot::closed(u64::MAX), None);
+        assert_eq!(Slot::node(Slot::MAX_ID - 1).id(), Some(Slot::MAX_ID - 1));
     }
 }

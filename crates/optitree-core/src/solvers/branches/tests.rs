@@ -216,3 +216,28 @@ fn both_score_widths_agree() {
         }
     }
 }
+
+/// Closed children heavier than a slot holds (weights adding up past 2^31) become complete
+/// nodes: the same optimum as with unit weights.
+#[test]
+fn heavy_closed_children_keep_their_value() {
+    for seed in 0..20u64 {
+        let inst = oracle::random_instance(30, 4, 3, 2, seed);
+        let ones = vec![1u64; inst.n_rows];
+        let heavy = vec![3_000_000_000u64; inst.n_rows];
+        let cfg = config(1, 25, None, 1);
+        let out = solve(
+            &dataset(&inst, Some(&heavy)),
+            &cfg,
+            &Budget::unlimited(),
+            None,
+        )
+        .expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &ones, (1, 25), None, 1);
+        assert_eq!(out.status, Status::Optimal);
+        assert_eq!(
+            (out.solution.correct, out.solution.splits),
+            (best_correct * heavy[0], best_splits)
+        );
+    }
+}
