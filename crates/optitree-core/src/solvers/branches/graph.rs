@@ -813,6 +813,14 @@ impl<'d, S: Score> Graph<'d, S> {
         self.memo.insert(hash, id);
         let leaf = self.scale.leaf(summary.majority);
         let ub = self.scale.pure_split(summary.weight);
+        self.push_node(origin, depth_left, leaf, ub);
+        id
+    }
+
+    /// Appends a node not expanded yet, worth at least its leaf and at most `ub` (complete when
+    /// they meet).
+    fn push_node(&mut self, origin: (u32, u32, u32), depth_left: u32, leaf: S, ub: S) -> NodeId {
+        let id = self.nodes.len() as NodeId;
         self.nodes.push(Node {
             expansion: NONE,
             origin,
@@ -823,7 +831,7 @@ impl<'d, S: Score> Graph<'d, S> {
             best: NONE,
             top: NONE,
             expanded: false,
-            complete: false,
+            complete: ub <= leaf,
             tightened: false,
             stump: NONE,
             splits: Splits::default(),
@@ -835,23 +843,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// adding up to 2^31 or more): complete at birth, worth its leaf.
     fn closed_node(&mut self, summary: &Summary, depth_left: u32, origin: (u32, u32, u32)) -> Slot {
         let leaf = self.scale.leaf(summary.majority);
-        let id = self.nodes.len() as NodeId;
-        self.nodes.push(Node {
-            expansion: NONE,
-            origin,
-            depth_left,
-            leaf,
-            ub: leaf,
-            lb: leaf,
-            best: NONE,
-            top: NONE,
-            expanded: false,
-            complete: true,
-            tightened: false,
-            stump: NONE,
-            splits: Splits::default(),
-        });
-        Slot::node(id)
+        Slot::node(self.push_node(origin, depth_left, leaf, leaf))
     }
 
     /// Creates the split records of an open node: one per feature that sends its rows to at

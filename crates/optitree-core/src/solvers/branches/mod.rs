@@ -49,7 +49,7 @@ pub struct BranchesSolution {
 }
 
 /// Largest total weight the search takes: its widest scores multiply the total by the penalty's
-/// denominator and the number of rows in `i128`, and a closed child keeps its weight in 63 bits.
+/// denominator and the number of rows in `i128` (see [`score::fits`]).
 const MAX_TOTAL_WEIGHT: u64 = 1 << 53;
 
 /// Integer row weights from the dataset's weights (which must be whole numbers adding up to

@@ -18,8 +18,9 @@
 //! Scores are integers of one of two widths, chosen per problem: `i64` whenever every score the
 //! search can form fits in it with room to spare (every benchmark and nearly every real problem:
 //! it needs `n_rows · W · (P + Q)` below 2^61, see [`fits`]), `i128` otherwise (`P, Q < 2^40`,
-//! weights adding up to less than `2^53` and fewer than `2^31` rows: nothing overflows). The narrow width makes a search node a third smaller, and a search
-//! of millions of nodes waits on memory more than on anything else.
+//! weights adding up to less than `2^53` and fewer than `2^31` rows: nothing overflows). The
+//! narrow width makes a search node 30% smaller, and a search of millions of nodes waits on
+//! memory more than on anything else.
 
 use std::fmt::Debug;
 use std::iter::Sum;
