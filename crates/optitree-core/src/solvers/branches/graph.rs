@@ -36,11 +36,13 @@ pub const NONE: u32 = u32::MAX;
 
 /// A subproblem known by its counts only: a child of a split before it is given a node.
 #[derive(Debug, Clone, Copy)]
-pub struct Summary {
+pub struct Summary<S> {
     /// Total weight of the rows.
     pub weight: u64,
     /// Weight of the majority class.
     pub majority: u64,
+    /// Upper bound on any tree that splits the rows ([`Scale::split_bound`]).
+    pub split: S,
 }
 
 /// What a node keeps once it is expanded (the root from the start), in a list apart from the
@@ -116,7 +118,7 @@ pub struct Scratch<S> {
     rows: Bitset,
     child_rows: Bitset,
     counter: SubsetCounter,
-    slots: Vec<Summary>,
+    slots: Vec<Summary<S>>,
     /// The child counts of the last row set looked ahead on (see [`Graph::count_children`]).
     table: Vec<u64>,
     /// The child counts of recently expanded nodes.
@@ -130,7 +132,7 @@ pub struct Scratch<S> {
     wanted: Vec<(u32, u32, u32, u64)>,
     /// An expansion's candidate splits, their child summaries one after another in `flat`.
     candidates: Vec<Candidate<S>>,
-    flat: Vec<Summary>,
+    flat: Vec<Summary<S>>,
     /// The features an expansion tries, and those its children may try.
     pool: Vec<u32>,
     hereditary: Vec<u32>,
@@ -194,6 +196,8 @@ pub struct Graph<'d, S: Score> {
     memo: TaggedIds,
     /// The root's candidate features: one per group of columns that partition the rows alike.
     root_features: Box<[u32]>,
+    /// Most children a split of the searched features can have (at least 2).
+    arity: usize,
     /// Where each feature's cells start in a table of child counts ([`Graph::count_table`]):
     /// `n_values · (n_classes + 1)` entries per feature, the last offset the table's size.
     offsets: Vec<usize>,
@@ -306,6 +310,10 @@ impl<'d, S: Score> Graph<'d, S> {
         weights: Option<Vec<u64>>,
         limits: Limits,
     ) -> Self {
+        let root_features = distinct_partitions(data);
+        let arity = (root_features.iter())
+            .map(|&f| data.n_values(f as usize))
+            .fold(2, usize::max);
         Graph {
             data,
             scale,
@@ -314,7 +322,8 @@ impl<'d, S: Score> Graph<'d, S> {
             nodes: Arena::new(),
             expansions: Vec::new(),
             memo: TaggedIds::default(),
-            root_features: distinct_partitions(data),
+            root_features,
+            arity,
             offsets: std::iter::once(0)
                 .chain((0..data.n_features()).scan(0, |end, f| {
                     *end += data.n_values(f) * (data.n_classes() + 1);
@@ -420,8 +429,19 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// Whether a subproblem with this summary is closed at sight: empty, out of depth, or a leaf
     /// proven optimal by the purification bound (ties go to the leaf).
-    fn closed(&self, weight: u64, majority: u64, depth_left: u32) -> bool {
-        weight == 0 || depth_left == 0 || self.scale.pure_split(weight) <= self.scale.leaf(majority)
+    fn closed(&self, summary: &Summary<S>, depth_left: u32) -> bool {
+        summary.weight == 0
+            || depth_left == 0
+            || summary.split <= self.scale.leaf(summary.majority)
+    }
+
+    /// The summary of rows with these class weights.
+    fn summary(&self, class_weights: &[u64]) -> Summary<S> {
+        Summary {
+            weight: class_weights.iter().sum(),
+            majority: class_weights.iter().copied().max().unwrap_or(0),
+            split: self.scale.split_bound(class_weights, self.arity),
+        }
     }
 
     /// Upper and lower bounds of a child slot (a closed child is worth its leaf exactly).
@@ -438,14 +458,14 @@ impl<'d, S: Score> Graph<'d, S> {
         }
     }
 
-    /// Bounds of a subproblem known only by its weight and majority: the leaf below, the
-    /// purification bound above (the leaf itself when it is closed).
-    fn summary_bounds(&self, summary: &Summary, depth_left: u32) -> (S, S) {
+    /// Bounds of a subproblem known only by its counts: the leaf below, the purification bound
+    /// above (the leaf itself when it is closed).
+    fn summary_bounds(&self, summary: &Summary<S>, depth_left: u32) -> (S, S) {
         let leaf = self.scale.leaf(summary.majority);
-        if self.closed(summary.weight, summary.majority, depth_left) {
+        if self.closed(summary, depth_left) {
             (leaf, leaf)
         } else {
-            (self.scale.pure_split(summary.weight), leaf)
+            (summary.split, leaf)
         }
     }
 
@@ -459,14 +479,10 @@ impl<'d, S: Score> Graph<'d, S> {
         let rows = self.data.all_rows();
         let totals = self.class_totals(&rows);
         let depth = self.limits.max_depth.unwrap_or(u32::MAX);
-        let (weight, majority) = (
-            totals.iter().sum(),
-            totals.iter().copied().max().unwrap_or(0),
-        );
-        if self.closed(weight, majority, depth) {
+        let summary = self.summary(&totals);
+        if self.closed(&summary, depth) {
             return None;
         }
-        let summary = Summary { weight, majority };
         let id = self.node_for(&rows, summary, depth, (NONE, 0, 0));
         self.keep_rows(id, rows);
         Some(id)
@@ -654,7 +670,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// [`Graph::count_children`]) and returns whether the split is worth considering: at least
     /// two non-empty children, none below the minimum leaf size, and not [`Graph::dominated`]
     /// (see [`Usable`]).
-    fn split_summaries(&self, cells: &[u64], slots: &mut Vec<Summary>) -> Usable {
+    fn split_summaries(&self, cells: &[u64], slots: &mut Vec<Summary<S>>) -> Usable {
         slots.clear();
         let k = self.data.n_classes();
         let (mut non_empty, mut too_small) = (0, false);
@@ -662,10 +678,7 @@ impl<'d, S: Score> Graph<'d, S> {
             let c = cell[k];
             non_empty += usize::from(c > 0);
             too_small |= c > 0 && c < self.limits.min_samples_leaf;
-            slots.push(Summary {
-                weight: cell[..k].iter().sum(),
-                majority: cell[..k].iter().copied().max().unwrap_or(0),
-            });
+            slots.push(self.summary(&cell[..k]));
         }
         let weight: u64 = slots.iter().map(|s| s.weight).sum();
         let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
@@ -689,7 +702,7 @@ impl<'d, S: Score> Graph<'d, S> {
         totals: &[u64],
         id: NodeId,
         features: &[u32],
-        slots: &mut Vec<Summary>,
+        slots: &mut Vec<Summary<S>>,
     ) -> LookAhead<S> {
         let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
         let child_depth = Self::child_depth(self.nodes[id as usize].depth_left);
@@ -788,7 +801,7 @@ impl<'d, S: Score> Graph<'d, S> {
     fn node_for(
         &mut self,
         rows: &Bitset,
-        summary: Summary,
+        summary: Summary<S>,
         depth_left: u32,
         origin: (u32, u32, u32),
     ) -> NodeId {
@@ -800,7 +813,7 @@ impl<'d, S: Score> Graph<'d, S> {
     fn node_for_hashed(
         &mut self,
         rows: &Bitset,
-        summary: Summary,
+        summary: Summary<S>,
         depth_left: u32,
         origin: (u32, u32, u32),
         hash: u64,
@@ -812,8 +825,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let id = self.nodes.len() as NodeId;
         self.memo.insert(hash, id);
         let leaf = self.scale.leaf(summary.majority);
-        let ub = self.scale.pure_split(summary.weight);
-        self.push_node(origin, depth_left, leaf, ub);
+        self.push_node(origin, depth_left, leaf, summary.split.max(leaf));
         id
     }
 
@@ -841,7 +853,7 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// A node for a closed child too heavy for a [`Slot`] of its own (only with sample weights
     /// adding up to 2^31 or more): complete at birth, worth its leaf.
-    fn closed_node(&mut self, summary: &Summary, depth_left: u32, origin: (u32, u32, u32)) -> Slot {
+    fn closed_node(&mut self, summary: &Summary<S>, depth_left: u32, origin: (u32, u32, u32)) -> Slot {
         let leaf = self.scale.leaf(summary.majority);
         Slot::node(self.push_node(origin, depth_left, leaf, leaf))
     }
@@ -946,7 +958,7 @@ impl<'d, S: Score> Graph<'d, S> {
                 let slot = Slot::closed(summary.majority)
                     .unwrap_or_else(|| self.closed_node(summary, child_depth, origin));
                 scratch.kept_slots.push(slot);
-                if !self.closed(summary.weight, summary.majority, child_depth) {
+                if !self.closed(summary, child_depth) {
                     let f_rows = self.data.rows_with(c.feature as usize, v);
                     let hash = key_hash_and(&rows, f_rows, child_depth);
                     self.memo.prefetch(hash);

@@ -113,6 +113,9 @@ pub fn fits<S: Score>(p: u64, q: u64, n_rows: usize, total_weight: u64) -> bool 
     bound.is_some_and(|b| b < S::ROOM)
 }
 
+/// Most classes [`Scale::split_bound`] sorts (on the stack); more use the purification bound.
+const MAX_CLASSES: usize = 32;
+
 impl<S: Score> Scale<S> {
     /// The scale for λ = `p/q`, `n_rows` rows of total (integer) weight `total_weight`.
     pub fn new(p: u64, q: u64, n_rows: usize, total_weight: u64) -> Result<Scale<S>> {
@@ -160,6 +163,38 @@ impl<S: Score> Scale<S> {
         self.leaf(weight) - self.split_cost
     }
 
+    /// Upper bound on the score of any tree with at least one split over rows of these class
+    /// weights, when no split has more than `arity` children. A tree with `s` splits has at most
+    /// `L = 1 + s·(arity − 1)` leaves, and each correct row is in a leaf predicting its class, so
+    /// at most `L` classes contribute: the tree is worth at most the `L` heaviest class weights
+    /// less `s` splits. The best `s` is the bound; it is the purification bound (every row
+    /// correct, one split) when one split can reach every class, and below it otherwise: four
+    /// classes split in two need three splits to be pure. Each further split adds the next
+    /// `arity − 1` class weights, in decreasing order, so the terms rise and then fall and the
+    /// first that does not rise is the peak. More than [`MAX_CLASSES`] classes fall back to
+    /// the purification bound (still a bound).
+    pub fn split_bound(&self, class_weights: &[u64], arity: usize) -> S {
+        let k = class_weights.iter().filter(|&&w| w > 0).count();
+        if k <= arity || class_weights.len() > MAX_CLASSES {
+            return self.pure_split(class_weights.iter().sum());
+        }
+        let mut sorted = [0u64; MAX_CLASSES];
+        sorted[..class_weights.len()].copy_from_slice(class_weights);
+        sorted[..class_weights.len()].sort_unstable_by(|a, b| b.cmp(a));
+        let step = arity.max(2) - 1;
+        let mut covered = 1 + step;
+        let mut best = self.pure_split(sorted[..covered].iter().sum());
+        while covered < k {
+            let gain = self.leaf(sorted[covered..(covered + step).min(k)].iter().sum());
+            if gain <= self.split_cost {
+                break;
+            }
+            best = best + gain - self.split_cost;
+            covered += step;
+        }
+        best
+    }
+
     /// Whether rows of total weight `weight` are worth at most one split: misclassifying all of
     /// them costs no more accuracy than λ. A split whose children, all but the largest, weigh
     /// this little is dominated (route every row through the largest child's subtree instead:
@@ -186,6 +221,46 @@ impl<S: Score> Scale<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The split bound is the best of `s = 1, 2, …` splits each reaching `arity − 1` more of
+    /// the heaviest classes, never above the purification bound, and equal to it when one split
+    /// reaches every class.
+    #[test]
+    fn split_bound_is_the_best_count_of_splits() {
+        let s = Scale::<i64>::new(3, 100, 200, 200).expect("valid");
+        let mut seed = 7u64;
+        for _ in 0..2000 {
+            let mut next = |m: u64| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed % m
+            };
+            let k = 1 + next(6) as usize;
+            let weights: Vec<u64> = (0..k).map(|_| next(4) * next(12)).collect();
+            let arity = 2 + next(3) as usize;
+            let mut sorted = weights.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let brute = (1..=k as i64)
+                .map(|splits| {
+                    let leaves = (1 + splits as usize * (arity - 1)).min(k);
+                    s.leaf(sorted[..leaves].iter().sum()) - s.split_cost * splits
+                })
+                .max()
+                .expect("k >= 1");
+            let bound = s.split_bound(&weights, arity);
+            assert_eq!(bound, brute, "{weights:?} arity {arity}");
+            let total = weights.iter().sum();
+            assert!(bound <= s.pure_split(total));
+            if weights.iter().filter(|&&w| w > 0).count() <= arity {
+                assert_eq!(bound, s.pure_split(total));
+            }
+        }
+        // Four classes split in two: three splits to be pure, or fewer splits and lost rows.
+        let t = Scale::<i64>::new(1, 10, 100, 100).expect("valid");
+        let bound = t.split_bound(&[50, 30, 15, 5], 2);
+        assert_eq!(bound, t.leaf(95) - t.split_cost * 2);
+    }
 
     #[test]
     fn ties_go_to_fewer_splits_and_better_objectives_always_win() {
