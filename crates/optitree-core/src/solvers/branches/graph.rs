@@ -56,12 +56,15 @@ pub struct Expansion {
     /// The features that can split some subset of its rows (see [`Usable::Never`]); its
     /// children need look at no others. Empty until the node is expanded.
     features: Box<[u32]>,
+    /// Its splits (none until it is expanded). Here rather than in the node, since most nodes
+    /// never get any: a node fits a 64-byte cache line.
+    splits: Splits,
 }
 
 /// An OR node: a subproblem that may still be split.
 #[derive(Debug)]
 pub struct Node<S> {
-    /// Index of its rows and features in the graph's list of [`Expansion`]s once expanded
+    /// Index of its rows, features and splits in the graph's list of [`Expansion`]s once expanded
     /// (the root always has them), `NONE` before.
     pub expansion: u32,
     /// The expansion of the node that created this one, with the feature and value leading
@@ -86,7 +89,6 @@ pub struct Node<S> {
     /// For a node not expanded: the feature of the best one-split tree found by the look-ahead,
     /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub stump: u32,
-    pub splits: Splits,
 }
 
 /// What the one-level look-ahead learns about a subproblem.
@@ -210,6 +212,8 @@ pub struct Graph<'d, S: Score> {
     scratch: Scratch<S>,
     /// Per-split (upper, lower) sums, reused by every refresh.
     sums: Vec<(S, S)>,
+    /// What [`Graph::splits_of`] answers for a node that has no expansion.
+    no_splits: Splits,
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
@@ -339,6 +343,7 @@ impl<'d, S: Score> Graph<'d, S> {
                 ..Scratch::default()
             },
             sums: Vec::new(),
+            no_splits: Splits::default(),
         }
     }
 
@@ -529,9 +534,9 @@ impl<'d, S: Score> Graph<'d, S> {
         let open = |g: &Self, c: NodeId| {
             (g.nodes.get(c as usize)).is_some_and(|n| !(n.tightened || n.expanded || n.complete))
         };
-        let splits = &self.nodes[parent as usize].splits;
-        let feature = splits.feature(split);
         let mut kids = std::mem::take(&mut self.scratch.kids);
+        let splits = self.splits_of(parent);
+        let feature = splits.feature(split);
         kids.clear();
         kids.extend(
             splits
@@ -731,6 +736,14 @@ impl<'d, S: Score> Graph<'d, S> {
         }
     }
 
+    /// The splits of node `id` (none before it is expanded).
+    pub fn splits_of(&self, id: NodeId) -> &Splits {
+        match self.expansions.get(self.nodes[id as usize].expansion as usize) {
+            Some(e) => &e.splits,
+            None => &self.no_splits,
+        }
+    }
+
     /// The features that node `id`'s children may try: those it found usable on some subset
     /// of its rows once expanded (none before).
     fn pool_of(&self, id: NodeId) -> &[u32] {
@@ -846,7 +859,6 @@ impl<'d, S: Score> Graph<'d, S> {
             complete: ub <= leaf,
             tightened: false,
             stump: NONE,
-            splits: Splits::default(),
         });
         id
     }
@@ -998,11 +1010,10 @@ impl<'d, S: Score> Graph<'d, S> {
         self.scratch = scratch;
         self.bytes += splits.bytes() + features_bytes(&features);
         let node = &mut self.nodes[id as usize];
-        node.splits = splits;
-        if let Some(e) = self.expansions.get_mut(node.expansion as usize) {
-            e.features = features;
-        }
         node.expanded = true;
+        if let Some(e) = self.expansions.get_mut(node.expansion as usize) {
+            (e.features, e.splits) = (features, splits);
+        }
     }
 
     /// Fetches ahead what checking each wanted child's first memo candidate reads: the
@@ -1042,6 +1053,7 @@ impl<'d, S: Score> Graph<'d, S> {
         self.expansions.push(Expansion {
             support: rows,
             features: Box::default(),
+            splits: Splits::default(),
         });
     }
 
@@ -1052,9 +1064,11 @@ impl<'d, S: Score> Graph<'d, S> {
         if !node.expanded || node.complete {
             return;
         }
+        let e = node.expansion as usize;
+        let splits = &self.expansions[e].splits;
         // The children are scattered over the arena: ask for all of them before reading any,
         // so that their cache misses overlap (refresh runs on every node of every path).
-        for slot in node.splits.all_children() {
+        for slot in splits.all_children() {
             if let Some(id) = slot.id() {
                 let child = &self.nodes[id as usize];
                 prefetch(&child.ub);
@@ -1065,7 +1079,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut sums = std::mem::take(&mut self.sums);
         sums.clear();
         let (mut lb, mut best) = (node.leaf, NONE);
-        for (i, (_, children)) in node.splits.iter().enumerate() {
+        for (i, (_, children)) in splits.iter().enumerate() {
             let (mut su, mut sl) = (-cost, -cost);
             for &slot in children {
                 let (u, l) = self.slot_bounds(slot);
@@ -1079,10 +1093,11 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         // Drop dominated splits (never the incumbent's), then find the top one.
         let keep = |i: usize, su: S| su > lb || i as u32 == best;
-        let node = &mut self.nodes[id as usize];
+        let leaf = node.leaf;
         if sums.iter().enumerate().any(|(i, &(su, _))| !keep(i, su)) {
-            let before = node.splits.bytes();
-            node.splits = node.splits.retain(|i| keep(i, sums[i].0));
+            let splits = &mut self.expansions[e].splits;
+            let before = splits.bytes();
+            *splits = splits.retain(|i| keep(i, sums[i].0));
             let (mut n_kept, mut new_best) = (0, NONE);
             for i in 0..sums.len() {
                 if keep(i, sums[i].0) {
@@ -1096,7 +1111,7 @@ impl<'d, S: Score> Graph<'d, S> {
             self.dominated_splits += (sums.len() - n_kept) as u64;
             sums.truncate(n_kept);
             best = new_best;
-            self.bytes = self.bytes - before + node.splits.bytes();
+            self.bytes = self.bytes - before + splits.bytes();
         }
         let (mut top_ub, mut top) = (S::MIN, NONE);
         for (i, (su, _)) in sums.iter().enumerate() {
@@ -1104,7 +1119,8 @@ impl<'d, S: Score> Graph<'d, S> {
                 (top_ub, top) = (*su, i as u32);
             }
         }
-        let top_ub = top_ub.max(node.leaf);
+        let top_ub = top_ub.max(leaf);
+        let node = &mut self.nodes[id as usize];
         debug_assert!(
             top_ub <= node.ub && lb >= node.lb,
             "bounds must tighten monotonically"
@@ -1114,13 +1130,14 @@ impl<'d, S: Score> Graph<'d, S> {
         node.best = best;
         node.top = top;
         node.complete = node.ub <= lb;
-        if node.complete && node.splits.len() > 1 {
+        let splits = &mut self.expansions[e].splits;
+        if node.complete && splits.len() > 1 {
             // Only the incumbent's split is needed from now on.
-            let before = node.splits.bytes();
-            node.splits = node.splits.retain(|i| i as u32 == best);
+            let before = splits.bytes();
+            *splits = splits.retain(|i| i as u32 == best);
             node.best = if best == NONE { NONE } else { 0 };
             node.top = NONE;
-            self.bytes = self.bytes - before + node.splits.bytes();
+            self.bytes = self.bytes - before + splits.bytes();
         }
         self.sums = sums;
     }
@@ -1148,6 +1165,12 @@ mod tests {
         assert_eq!(tags.len(), keys.len());
         // The depth is part of the key.
         assert_ne!(key_hash(&keys[0], 3), key_hash(&keys[0], 4));
+    }
+
+    /// A node is read on every refresh of its parents, in no order: one cache line each.
+    #[test]
+    fn a_node_fits_a_cache_line() {
+        assert!(std::mem::size_of::<Node<i64>>() <= 64);
     }
 
     #[test]

@@ -33,10 +33,9 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
             g.refresh(id);
             continue;
         }
-        let node = &g.nodes[id as usize];
         let mut chosen = NONE as usize;
         let mut widest = None;
-        for (v, &slot) in node.splits.children(top).iter().enumerate() {
+        for (v, &slot) in g.splits_of(id).children(top).iter().enumerate() {
             if g.slot_complete(slot) {
                 continue;
             }
@@ -50,7 +49,7 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
             continue;
         }
         // An incomplete child is a node (closed children are complete).
-        let child = g.nodes[id as usize].splits.children(top)[chosen]
+        let child = g.splits_of(id).children(top)[chosen]
             .id()
             .unwrap_or(NONE);
         let seen = bounds(g, child);
@@ -231,8 +230,8 @@ fn build<S: Score>(
     }
     *splits += 1;
     let best = node.best as usize;
-    let f = node.splits.feature(best) as usize;
-    let children = (node.splits.children(best).iter())
+    let f = g.splits_of(id).feature(best) as usize;
+    let children = (g.splits_of(id).children(best).iter())
         .enumerate()
         .map(|(v, slot)| {
             build(
