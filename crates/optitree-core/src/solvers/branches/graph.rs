@@ -442,10 +442,20 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// The summary of rows with these class weights.
     fn summary(&self, class_weights: &[u64]) -> Summary<S> {
+        let weight = class_weights.iter().sum();
+        let majority = class_weights.iter().copied().max().unwrap_or(0);
+        // When the purification bound already closes the rows, the sharper bound changes
+        // nothing (and costs a sort).
+        let pure = self.scale.pure_split(weight);
+        let split = if pure <= self.scale.leaf(majority) {
+            pure
+        } else {
+            self.scale.split_bound(class_weights, self.arity)
+        };
         Summary {
-            weight: class_weights.iter().sum(),
-            majority: class_weights.iter().copied().max().unwrap_or(0),
-            split: self.scale.split_bound(class_weights, self.arity),
+            weight,
+            majority,
+            split,
         }
     }
 

@@ -114,7 +114,7 @@ pub fn fits<S: Score>(p: u64, q: u64, n_rows: usize, total_weight: u64) -> bool 
 }
 
 /// Most classes [`Scale::split_bound`] sorts (on the stack); more use the purification bound.
-const MAX_CLASSES: usize = 32;
+const MAX_CLASSES: usize = 16;
 
 impl<S: Score> Scale<S> {
     /// The scale for λ = `p/q`, `n_rows` rows of total (integer) weight `total_weight`.
@@ -174,15 +174,28 @@ impl<S: Score> Scale<S> {
     /// first that does not rise is the peak. More than [`MAX_CLASSES`] classes fall back to
     /// the purification bound (still a bound).
     pub fn split_bound(&self, class_weights: &[u64], arity: usize) -> S {
-        let k = class_weights.iter().filter(|&&w| w > 0).count();
-        if k <= arity || class_weights.len() > MAX_CLASSES {
+        let k = class_weights.len();
+        if k <= arity || k > MAX_CLASSES {
             return self.pure_split(class_weights.iter().sum());
         }
-        let mut sorted = [0u64; MAX_CLASSES];
-        sorted[..class_weights.len()].copy_from_slice(class_weights);
-        sorted[..class_weights.len()].sort_unstable_by(|a, b| b.cmp(a));
+        if arity == 2 {
+            return self.binary_split_bound(class_weights);
+        }
+        // Heaviest first, by insertion: a handful of classes, sorted for every child of every
+        // split a look-ahead tries.
+        let mut buffer = [0u64; MAX_CLASSES];
+        let sorted = &mut buffer[..k];
+        for (i, &w) in class_weights.iter().enumerate() {
+            let mut j = i;
+            while j > 0 && sorted[j - 1] < w {
+                sorted[j] = sorted[j - 1];
+                j -= 1;
+            }
+            sorted[j] = w;
+        }
+        let k = sorted.iter().take_while(|&&w| w > 0).count();
         let step = arity.max(2) - 1;
-        let mut covered = 1 + step;
+        let mut covered = (1 + step).min(k);
         let mut best = self.pure_split(sorted[..covered].iter().sum());
         while covered < k {
             let gain = self.leaf(sorted[covered..(covered + step).min(k)].iter().sum());
@@ -201,6 +214,25 @@ impl<S: Score> Scale<S> {
     /// no worse objective, one split fewer).
     pub fn negligible(&self, weight: u64) -> bool {
         self.q * i128::from(weight) <= self.p * self.total_weight
+    }
+
+    /// [`Scale::split_bound`] for splits in two, without sorting: each class past the two
+    /// heaviest either pays a split of its own or is lost, whichever costs less, so the bound
+    /// is the purification bound less `Σ min(leaf(w), split)` over those classes.
+    fn binary_split_bound(&self, class_weights: &[u64]) -> S {
+        let (mut first, mut second, mut total) = (0, 0, 0);
+        let mut lost = S::default();
+        for &w in class_weights {
+            total += w;
+            lost = lost + self.leaf(w).min(self.split_cost);
+            if w > first {
+                (first, second) = (w, first);
+            } else if w > second {
+                second = w;
+            }
+        }
+        let kept = self.leaf(first).min(self.split_cost) + self.leaf(second).min(self.split_cost);
+        self.pure_split(total) - (lost - kept)
     }
 
     /// Exact objective value `correct/W − λ·splits` of a tree.
