@@ -54,8 +54,9 @@ pub struct Expansion {
     /// The node's rows.
     pub support: Bitset,
     /// The features that can split some subset of its rows (see [`Usable::Never`]); its
-    /// children need look at no others. Empty until the node is expanded.
-    features: Box<[u32]>,
+    /// children need look at no others. A bit per feature of the data (lymph: one word where
+    /// a list took 40), empty until the node is expanded.
+    features: Box<[u64]>,
     /// Its splits (none until it is expanded). Here rather than in the node, since most nodes
     /// never get any: a node fits a 64-byte cache line.
     splits: Splits,
@@ -298,11 +299,31 @@ fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
     out.into_boxed_slice()
 }
 
-/// Heap bytes behind a node's feature list (with the allocator's block header).
-fn features_bytes(features: &[u32]) -> usize {
+/// Heap bytes behind a node's feature set (with the allocator's block header).
+fn features_bytes(features: &[u64]) -> usize {
     match features.len() {
         0 => 0,
-        n => n * std::mem::size_of::<u32>() + 16,
+        n => n * std::mem::size_of::<u64>() + 16,
+    }
+}
+
+/// The set of `features`, a bit per feature of `n_features`.
+fn feature_set(features: &[u32], n_features: usize) -> Box<[u64]> {
+    let mut set = vec![0u64; n_features.div_ceil(64)];
+    for &f in features {
+        set[f as usize / 64] |= 1 << (f % 64);
+    }
+    set.into_boxed_slice()
+}
+
+/// Appends the features of a [`feature_set`] to `out`, in increasing order.
+fn extend_with_set(out: &mut Vec<u32>, set: &[u64]) {
+    for (i, &word) in set.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            out.push(64 * i as u32 + bits.trailing_zeros());
+            bits &= bits - 1;
+        }
     }
 }
 
@@ -524,11 +545,14 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
         self.rows_into(id, &mut rows);
         let totals = self.class_totals(&rows);
-        let features = self.pool_of(pool_owner);
+        let mut features = std::mem::take(&mut scratch.pool);
+        features.clear();
+        self.pool_into(pool_owner, &mut features);
         scratch.counter.reset(self.data, &rows);
         let mut table = std::mem::take(&mut scratch.table);
-        self.count_table(&rows, &scratch.counter, &totals, features, &mut table);
-        let look = self.look_ahead(&table, &totals, id, features, &mut scratch.slots);
+        self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
+        let look = self.look_ahead(&table, &totals, id, &features, &mut scratch.slots);
+        scratch.pool = features;
         scratch.table = table;
         scratch.rows = rows;
         self.scratch = scratch;
@@ -562,7 +586,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let k = self.data.n_classes();
         let cells = self.offsets[feature as usize]..self.offsets[feature as usize + 1];
         let heaviest = match self.scratch.tables.peek(parent).map(|t| &t[cells]) {
-            Some(cells) if !self.pool_of(parent).is_empty() => {
+            Some(cells) if self.has_pool(parent) => {
                 let weight = |v: usize| cells[v * (k + 1)..][..k].iter().sum::<u64>();
                 let total: u64 = (0..kids.len()).map(weight).sum();
                 (kids.iter().enumerate())
@@ -592,7 +616,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut table = std::mem::take(&mut scratch.table);
         let mut features = std::mem::take(&mut scratch.pool);
         features.clear();
-        features.extend_from_slice(self.pool_of(parent));
+        self.pool_into(parent, &mut features);
         for (v, &c) in kids.iter().enumerate().filter(|&(v, _)| v != heavy) {
             if let Some(p) = self.support_of(parent) {
                 p.and_into(self.data.rows_with(feature as usize, v), &mut rows);
@@ -754,24 +778,27 @@ impl<'d, S: Score> Graph<'d, S> {
         }
     }
 
-    /// The features that node `id`'s children may try: those it found usable on some subset
-    /// of its rows once expanded (none before).
-    fn pool_of(&self, id: NodeId) -> &[u32] {
-        match self
-            .expansions
-            .get(self.nodes[id as usize].expansion as usize)
-        {
-            Some(e) => &e.features,
-            None => &[],
+    /// Appends to `out` the features that node `id`'s children may try: those it found usable
+    /// on some subset of its rows once expanded (none before).
+    fn pool_into(&self, id: NodeId, out: &mut Vec<u32>) {
+        let e = self.nodes[id as usize].expansion;
+        if let Some(e) = self.expansions.get(e as usize) {
+            extend_with_set(out, &e.features);
         }
     }
 
-    /// The features the children of expansion `e` may try (see [`Graph::pool_of`]); every
-    /// searched feature for the root's origin (`NONE`).
-    fn pool_of_expansion(&self, e: u32) -> &[u32] {
+    /// Whether node `id` has found features for its children (see [`Graph::pool_into`]).
+    fn has_pool(&self, id: NodeId) -> bool {
+        let e = self.nodes[id as usize].expansion;
+        (self.expansions.get(e as usize)).is_some_and(|e| e.features.iter().any(|&w| w != 0))
+    }
+
+    /// Appends to `out` the features the children of expansion `e` may try (see
+    /// [`Graph::pool_into`]); every searched feature for the root's origin (`NONE`).
+    fn pool_of_expansion_into(&self, e: u32, out: &mut Vec<u32>) {
         match self.expansions.get(e as usize) {
-            Some(e) => &e.features,
-            None => &self.root_features,
+            Some(e) => extend_with_set(out, &e.features),
+            None => out.extend_from_slice(&self.root_features),
         }
     }
 
@@ -904,9 +931,7 @@ impl<'d, S: Score> Graph<'d, S> {
         scratch.candidates.clear();
         scratch.flat.clear();
         scratch.pool.clear();
-        scratch
-            .pool
-            .extend_from_slice(self.pool_of_expansion(self.nodes[id as usize].origin.0));
+        self.pool_of_expansion_into(self.nodes[id as usize].origin.0, &mut scratch.pool);
         scratch.hereditary.clear();
         // The node's child counts stay cached for a while: its children's look-aheads will
         // want them (see `tighten_split`).
@@ -1014,7 +1039,7 @@ impl<'d, S: Score> Graph<'d, S> {
                 .iter()
                 .map(|(f, r)| (*f, &kept_slots[r.clone()])),
         );
-        let features: Box<[u32]> = Box::from(&scratch.hereditary[..]);
+        let features = feature_set(&scratch.hereditary, self.data.n_features());
         scratch.table = scratch.tables.put(id, table);
         scratch.rows = rows;
         self.scratch = scratch;
