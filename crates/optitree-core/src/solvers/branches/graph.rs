@@ -54,9 +54,8 @@ pub struct Expansion {
     /// The node's rows.
     pub support: Bitset,
     /// The features that can split some subset of its rows (see [`Usable::Never`]); its
-    /// children need look at no others. A bit per feature of the data (lymph: one word where
-    /// a list took 40), empty until the node is expanded.
-    features: Box<[u64]>,
+    /// children need look at no others. Empty until the node is expanded.
+    features: FeatureSet,
     /// Its splits (none until it is expanded). Here rather than in the node, since most nodes
     /// never get any: a node fits a 64-byte cache line.
     splits: Splits,
@@ -299,30 +298,68 @@ fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
     out.into_boxed_slice()
 }
 
-/// Heap bytes behind a node's feature set (with the allocator's block header).
-fn features_bytes(features: &[u64]) -> usize {
-    match features.len() {
-        0 => 0,
-        n => n * std::mem::size_of::<u64>() + 16,
+/// A set of features, as a bit per feature of the data or as a list of indices, whichever is
+/// smaller (lymph: one word where a list took 40 indices; a few features of many thousands stay
+/// a short list).
+#[derive(Debug)]
+enum FeatureSet {
+    Bits(Box<[u64]>),
+    List(Box<[u32]>),
+}
+
+impl Default for FeatureSet {
+    fn default() -> Self {
+        FeatureSet::List(Box::default())
     }
 }
 
-/// The set of `features`, a bit per feature of `n_features`.
-fn feature_set(features: &[u32], n_features: usize) -> Box<[u64]> {
-    let mut set = vec![0u64; n_features.div_ceil(64)];
-    for &f in features {
-        set[f as usize / 64] |= 1 << (f % 64);
+impl FeatureSet {
+    /// The set of `features` (increasing) among `n_features`.
+    fn new(features: &[u32], n_features: usize) -> FeatureSet {
+        let words = n_features.div_ceil(64);
+        if 2 * words >= features.len() {
+            return FeatureSet::List(Box::from(features));
+        }
+        let mut set = vec![0u64; words];
+        for &f in features {
+            set[f as usize / 64] |= 1 << (f % 64);
+        }
+        FeatureSet::Bits(set.into_boxed_slice())
     }
-    set.into_boxed_slice()
-}
 
-/// Appends the features of a [`feature_set`] to `out`, in increasing order.
-fn extend_with_set(out: &mut Vec<u32>, set: &[u64]) {
-    for (i, &word) in set.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            out.push(64 * i as u32 + bits.trailing_zeros());
-            bits &= bits - 1;
+    fn is_empty(&self) -> bool {
+        match self {
+            FeatureSet::Bits(set) => set.iter().all(|&w| w == 0),
+            FeatureSet::List(list) => list.is_empty(),
+        }
+    }
+
+    /// Appends the features to `out`, in increasing order.
+    fn extend_into(&self, out: &mut Vec<u32>) {
+        match self {
+            FeatureSet::List(list) => out.extend_from_slice(list),
+            FeatureSet::Bits(set) => {
+                for (i, &word) in set.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        out.push(64 * i as u32 + bits.trailing_zeros());
+                        bits &= bits - 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Heap bytes (with the allocator's block header).
+    fn bytes(&self) -> usize {
+        let n = match self {
+            FeatureSet::Bits(set) => std::mem::size_of_val(&set[..]),
+            FeatureSet::List(list) => std::mem::size_of_val(&list[..]),
+        };
+        if n == 0 {
+            0
+        } else {
+            n + 16
         }
     }
 }
@@ -783,21 +820,21 @@ impl<'d, S: Score> Graph<'d, S> {
     fn pool_into(&self, id: NodeId, out: &mut Vec<u32>) {
         let e = self.nodes[id as usize].expansion;
         if let Some(e) = self.expansions.get(e as usize) {
-            extend_with_set(out, &e.features);
+            e.features.extend_into(out);
         }
     }
 
     /// Whether node `id` has found features for its children (see [`Graph::pool_into`]).
     fn has_pool(&self, id: NodeId) -> bool {
         let e = self.nodes[id as usize].expansion;
-        (self.expansions.get(e as usize)).is_some_and(|e| e.features.iter().any(|&w| w != 0))
+        (self.expansions.get(e as usize)).is_some_and(|e| !e.features.is_empty())
     }
 
     /// Appends to `out` the features the children of expansion `e` may try (see
     /// [`Graph::pool_into`]); every searched feature for the root's origin (`NONE`).
     fn pool_of_expansion_into(&self, e: u32, out: &mut Vec<u32>) {
         match self.expansions.get(e as usize) {
-            Some(e) => extend_with_set(out, &e.features),
+            Some(e) => e.features.extend_into(out),
             None => out.extend_from_slice(&self.root_features),
         }
     }
@@ -1039,11 +1076,11 @@ impl<'d, S: Score> Graph<'d, S> {
                 .iter()
                 .map(|(f, r)| (*f, &kept_slots[r.clone()])),
         );
-        let features = feature_set(&scratch.hereditary, self.data.n_features());
+        let features = FeatureSet::new(&scratch.hereditary, self.data.n_features());
         scratch.table = scratch.tables.put(id, table);
         scratch.rows = rows;
         self.scratch = scratch;
-        self.bytes += splits.bytes() + features_bytes(&features);
+        self.bytes += splits.bytes() + features.bytes();
         let node = &mut self.nodes[id as usize];
         node.expanded = true;
         if let Some(e) = self.expansions.get_mut(node.expansion as usize) {
@@ -1087,7 +1124,7 @@ impl<'d, S: Score> Graph<'d, S> {
         self.nodes[id as usize].expansion = self.expansions.len() as u32;
         self.expansions.push(Expansion {
             support: rows,
-            features: Box::default(),
+            features: FeatureSet::default(),
             splits: Splits::default(),
         });
     }
@@ -1200,6 +1237,23 @@ mod tests {
         assert_eq!(tags.len(), keys.len());
         // The depth is part of the key.
         assert_ne!(key_hash(&keys[0], 3), key_hash(&keys[0], 4));
+    }
+
+    /// Either form gives the features back in order, and takes the smaller room.
+    #[test]
+    fn feature_sets_round_trip_in_the_smaller_form() {
+        let many: Vec<u32> = (0..200).filter(|f| f % 3 != 1).collect();
+        let few = [5, 70, 4000];
+        for (features, n) in [(&many[..], 200), (&few[..], 5000), (&[][..], 10)] {
+            let set = FeatureSet::new(features, n);
+            let mut back = Vec::new();
+            set.extend_into(&mut back);
+            assert_eq!(back, features);
+            assert_eq!(set.is_empty(), features.is_empty());
+        }
+        assert!(matches!(FeatureSet::new(&many, 200), FeatureSet::Bits(_)));
+        assert!(matches!(FeatureSet::new(&few, 5000), FeatureSet::List(_)));
+        assert_eq!(FeatureSet::new(&many, 200).bytes(), 4 * 8 + 16);
     }
 
     /// A node is read on every refresh of its parents, in no order: one cache line each.
