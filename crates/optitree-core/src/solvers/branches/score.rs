@@ -224,7 +224,7 @@ impl<S: Score> Scale<S> {
         let mut lost = S::default();
         for &w in class_weights {
             total += w;
-            lost = lost + self.leaf(w).min(self.split_cost);
+            lost += self.leaf(w).min(self.split_cost);
             if w > first {
                 (first, second) = (w, first);
             } else if w > second {
