@@ -1,7 +1,12 @@
-//! A node's splits, all in one block of words: a header per split (its feature and where its
-//! children start), then every split's children, in 4-byte words. Splits hold a large part of a
-//! search's memory (lymph: a third of it), and a block per split cost a record, a pointer and
-//! an allocator header each, besides an allocation and a free per split.
+//! A node's splits, all in one block of 4-byte words: headers, then every split's children.
+//! Splits hold a large part of a search's memory (lymph: a third of it), and a block per split
+//! cost a record, a pointer and an allocator header each, besides an allocation and a free per
+//! split. Two layouts:
+//! - *uniform*, when every split has the same number of children `a` (binary data: always):
+//!   the count of splits (marked by the top bit), `a`, then each split's feature; split `i`'s
+//!   children start at `2 + n + i·a`. One word of header per split.
+//! - *general*: per split its feature and where its children start; split `i`'s children run to
+//!   the next split's start (or the end). Two words of header per split.
 
 use super::graph::NodeId;
 
@@ -40,19 +45,35 @@ impl Slot {
     }
 }
 
-/// The splits of one node (see the module docs). Split `i`'s header is words `2i` (its feature)
-/// and `2i + 1` (where its children start); its children run to the next split's start (or the
-/// end). So the first header also tells how many splits there are.
+/// The splits of one node (see the module docs). In the general layout the first header also
+/// tells how many splits there are (the first children start at `2n`); a feature index never
+/// reaches 2^31, so the top bit of the first word tells the layouts apart.
 #[derive(Debug, Default)]
 pub struct Splits {
     words: Box<[Slot]>,
 }
+
+/// Marks the uniform layout in the first word.
+const UNIFORM: u32 = 1 << 31;
 
 impl Splits {
     /// The splits `(feature, children)` in order.
     pub fn new<'a>(splits: impl ExactSizeIterator<Item = (u32, &'a [Slot])> + Clone) -> Splits {
         let n = splits.len();
         let children: usize = splits.clone().map(|(_, c)| c.len()).sum();
+        let arity = splits.clone().next().map_or(0, |(_, c)| c.len());
+        if n > 2 && splits.clone().all(|(_, c)| c.len() == arity) {
+            let mut words = Vec::with_capacity(2 + n + children);
+            words.push(Slot(UNIFORM | n as u32));
+            words.push(Slot(arity as u32));
+            words.extend(splits.clone().map(|(feature, _)| Slot(feature)));
+            for (_, c) in splits {
+                words.extend_from_slice(c);
+            }
+            return Splits {
+                words: words.into_boxed_slice(),
+            };
+        }
         let mut words = Vec::with_capacity(2 * n + children);
         let mut start = 2 * n;
         for (feature, c) in splits.clone() {
@@ -69,7 +90,21 @@ impl Splits {
     }
 
     pub fn len(&self) -> usize {
-        self.words.get(1).map_or(0, |h| h.0 as usize / 2)
+        match self.uniform() {
+            Some((n, _)) => n,
+            None => self.words.get(1).map_or(0, |h| h.0 as usize / 2),
+        }
+    }
+
+    /// The count of splits and their number of children, in the uniform layout.
+    #[inline]
+    fn uniform(&self) -> Option<(usize, usize)> {
+        match &self.words[..] {
+            [first, arity, ..] if first.0 & UNIFORM != 0 => {
+                Some(((first.0 & !UNIFORM) as usize, arity.0 as usize))
+            }
+            _ => None,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -77,10 +112,17 @@ impl Splits {
     }
 
     pub fn feature(&self, i: usize) -> u32 {
-        self.words[2 * i].0
+        match self.uniform() {
+            Some(_) => self.words[2 + i].0,
+            None => self.words[2 * i].0,
+        }
     }
 
     fn range(&self, i: usize) -> std::ops::Range<usize> {
+        if let Some((n, arity)) = self.uniform() {
+            let start = 2 + n + i * arity;
+            return start..start + arity;
+        }
         let start = self.words[2 * i + 1].0 as usize;
         let end = if i + 1 < self.len() {
             self.words[2 * i + 3].0 as usize
@@ -102,7 +144,10 @@ impl Splits {
 
     /// Every child of every split.
     pub fn all_children(&self) -> &[Slot] {
-        &self.words[2 * self.len()..]
+        match self.uniform() {
+            Some((n, _)) => &self.words[2 + n..],
+            None => &self.words[2 * self.len()..],
+        }
     }
 
     /// The splits for which `keep` holds, in a block of their own size.
@@ -148,6 +193,24 @@ mod tests {
             (odd.len(), odd.children(1).len(), odd.feature(1)),
             (2, 0, 4)
         );
+    }
+
+    /// Splits with equal numbers of children take one header word each, and read back alike.
+    #[test]
+    fn uniform_splits_take_a_word_of_header_each() {
+        let kids: Vec<[Slot; 2]> = (0..5).map(|i| [Slot::node(i), Slot::node(10 + i)]).collect();
+        let splits = Splits::new(kids.iter().enumerate().map(|(i, c)| (7 * i as u32, &c[..])));
+        assert_eq!(splits.bytes(), (2 + 5 + 10) * 4 + 16);
+        assert_eq!(splits.len(), 5);
+        for (i, (feature, children)) in splits.iter().enumerate() {
+            assert_eq!((feature, children), (7 * i as u32, &kids[i][..]));
+        }
+        assert_eq!(splits.all_children().len(), 10);
+        let kept = splits.retain(|i| i % 2 == 0);
+        assert_eq!((kept.len(), kept.feature(2), kept.children(1)), (3, 28, &kids[2][..]));
+        let two = splits.retain(|i| i < 2); // too few to gain: the general layout
+        assert_eq!((two.len(), two.feature(1), two.children(1)), (2, 7, &kids[1][..]));
+        assert_eq!(two.bytes(), (4 + 4) * 4 + 16);
     }
 
     #[test]
