@@ -493,9 +493,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// Whether a subproblem with this summary is closed at sight: empty, out of depth, or a leaf
     /// proven optimal by the purification bound (ties go to the leaf).
     fn closed(&self, summary: &Summary<S>, depth_left: u32) -> bool {
-        summary.weight == 0
-            || depth_left == 0
-            || summary.split <= self.scale.leaf(summary.majority)
+        summary.weight == 0 || depth_left == 0 || summary.split <= self.scale.leaf(summary.majority)
     }
 
     /// The summary of rows with these class weights.
@@ -809,7 +807,10 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// The splits of node `id` (none before it is expanded).
     pub fn splits_of(&self, id: NodeId) -> &Splits {
-        match self.expansions.get(self.nodes[id as usize].expansion as usize) {
+        match self
+            .expansions
+            .get(self.nodes[id as usize].expansion as usize)
+        {
             Some(e) => &e.splits,
             None => &self.no_splits,
         }
@@ -939,7 +940,12 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// A node for a closed child too heavy for a [`Slot`] of its own (only with sample weights
     /// adding up to 2^31 or more): complete at birth, worth its leaf.
-    fn closed_node(&mut self, summary: &Summary<S>, depth_left: u32, origin: (u32, u32, u32)) -> Slot {
+    fn closed_node(
+        &mut self,
+        summary: &Summary<S>,
+        depth_left: u32,
+        origin: (u32, u32, u32),
+    ) -> Slot {
         let leaf = self.scale.leaf(summary.majority);
         Slot::node(self.push_node(origin, depth_left, leaf, leaf))
     }

@@ -49,9 +49,7 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
             continue;
         }
         // An incomplete child is a node (closed children are complete).
-        let child = g.splits_of(id).children(top)[chosen]
-            .id()
-            .unwrap_or(NONE);
+        let child = g.splits_of(id).children(top)[chosen].id().unwrap_or(NONE);
         let seen = bounds(g, child);
         g.refresh(child);
         if !g.nodes[child as usize].complete {

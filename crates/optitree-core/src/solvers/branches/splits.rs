@@ -198,7 +198,9 @@ mod tests {
     /// Splits with equal numbers of children take one header word each, and read back alike.
     #[test]
     fn uniform_splits_take_a_word_of_header_each() {
-        let kids: Vec<[Slot; 2]> = (0..5).map(|i| [Slot::node(i), Slot::node(10 + i)]).collect();
+        let kids: Vec<[Slot; 2]> = (0..5)
+            .map(|i| [Slot::node(i), Slot::node(10 + i)])
+            .collect();
         let splits = Splits::new(kids.iter().enumerate().map(|(i, c)| (7 * i as u32, &c[..])));
         assert_eq!(splits.bytes(), (2 + 5 + 10) * 4 + 16);
         assert_eq!(splits.len(), 5);
@@ -207,9 +209,15 @@ mod tests {
         }
         assert_eq!(splits.all_children().len(), 10);
         let kept = splits.retain(|i| i % 2 == 0);
-        assert_eq!((kept.len(), kept.feature(2), kept.children(1)), (3, 28, &kids[2][..]));
+        assert_eq!(
+            (kept.len(), kept.feature(2), kept.children(1)),
+            (3, 28, &kids[2][..])
+        );
         let two = splits.retain(|i| i < 2); // too few to gain: the general layout
-        assert_eq!((two.len(), two.feature(1), two.children(1)), (2, 7, &kids[1][..]));
+        assert_eq!(
+            (two.len(), two.feature(1), two.children(1)),
+            (2, 7, &kids[1][..])
+        );
         assert_eq!(two.bytes(), (4 + 4) * 4 + 16);
     }
 
