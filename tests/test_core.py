@@ -35,20 +35,24 @@ def test_bad_time_limits_are_parameter_errors(bad):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
-def test_ctrl_c_interrupts_a_long_call_and_returns_its_result():
+@pytest.mark.parametrize("on_worker_thread", [False, True])
+def test_ctrl_c_interrupts_a_long_call_and_returns_its_result(on_worker_thread):
     # The call has no limit: only the SIGINT can end it. It must come back with status
-    # 'interrupted' instead of raising, and the interpreter must stay usable.
+    # 'interrupted' instead of raising, and the interpreter must stay usable. Single-threaded
+    # searches run on the calling thread and poll for signals themselves; parallel ones run on
+    # a worker thread while the calling thread watches.
     timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     started = time.monotonic()
-    status, iterations = _core._spin()
+    status, iterations = _core._spin(on_worker_thread=on_worker_thread)
     timer.join()
     assert status == "interrupted"
     assert iterations > 0
     assert time.monotonic() - started < 30  # generous: only guards against a hang
 
 
-def test_other_threads_run_while_the_core_works():
+@pytest.mark.parametrize("on_worker_thread", [False, True])
+def test_other_threads_run_while_the_core_works(on_worker_thread):
     # The GIL is released during the call: a Python thread makes progress meanwhile.
     ticks = []
     stop = threading.Event()
@@ -60,7 +64,7 @@ def test_other_threads_run_while_the_core_works():
 
     th = threading.Thread(target=ticker)
     th.start()
-    _core._spin(time_limit=0.2)
+    _core._spin(time_limit=0.2, on_worker_thread=on_worker_thread)
     stop.set()
     th.join()
     assert len(ticks) > 10

@@ -1,13 +1,20 @@
 //! Running a long core call with the GIL released while the calling thread keeps watching for
 //! signals, so that Ctrl-C stops the search promptly and returns its best result.
 //!
-//! The work runs on a scoped worker thread. The caller's thread (the one Python delivers signals
-//! to) wakes every few milliseconds, runs the Python signal handlers, and on KeyboardInterrupt
-//! raises the search's cancel flag; the search then returns its incumbent with status
-//! `interrupted`, which the estimator reports with a warning. Any other exception raised by a
-//! signal handler is re-raised once the worker has finished.
+//! Two ways. [`run_here`], for searches that run on one thread: the work runs on the calling
+//! thread (the one Python delivers signals to), and the search's own cancellation checks poll,
+//! every few milliseconds, the Python signal handlers and the progress callback (see
+//! [`CancelFlag::poll_on_this_thread`]). [`run`] and [`run_reporting`], for work that spreads over
+//! threads of its own: the work runs on a scoped worker thread while the caller's thread wakes
+//! every few milliseconds to do the same. Starting and joining that thread cost a small fit on
+//! our 2-core virtual machine about 0.2 ms, more than the fit itself, hence the first way.
+//!
+//! Either way, on KeyboardInterrupt the search's cancel flag is raised; the search then returns
+//! its incumbent with status `interrupted`, which the estimator reports with a warning. Any other
+//! exception raised by a signal handler or the progress callback is re-raised once the work has
+//! finished.
 
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -21,25 +28,25 @@ const REPORT_EVERY: Duration = Duration::from_millis(500);
 
 /// Hands a search's latest figures to a Python callable (with the GIL held, on the caller's
 /// thread), at most every [`REPORT_EVERY`].
-pub struct Reporter<'py> {
+pub struct Reporter {
     board: ProgressBoard,
-    callback: Bound<'py, PyAny>,
+    callback: Py<PyAny>,
     last: std::time::Instant,
     reported: bool,
 }
 
-impl<'py> Reporter<'py> {
+impl Reporter {
     /// Reports the figures posted on `board` to `callback(dict)`.
-    pub fn new(board: ProgressBoard, callback: Bound<'py, PyAny>) -> Self {
+    pub fn new(board: ProgressBoard, callback: Bound<'_, PyAny>) -> Self {
         Reporter {
             board,
-            callback,
+            callback: callback.unbind(),
             last: std::time::Instant::now(),
             reported: false,
         }
     }
 
-    fn report(&mut self, force: bool) -> PyResult<()> {
+    fn report(&mut self, py: Python<'_>, force: bool) -> PyResult<()> {
         // Short searches stay silent; long ones also report their final figures.
         if (!force && self.last.elapsed() < REPORT_EVERY) || (force && !self.reported) {
             return Ok(());
@@ -49,7 +56,7 @@ impl<'py> Reporter<'py> {
         let Some(s) = self.board.read() else {
             return Ok(());
         };
-        let d = pyo3::types::PyDict::new(self.callback.py());
+        let d = pyo3::types::PyDict::new(py);
         d.set_item("iterations", s.iterations)?;
         d.set_item("expansions", s.expansions)?;
         d.set_item("lower_bound", s.lower_bound)?;
@@ -57,7 +64,7 @@ impl<'py> Reporter<'py> {
         d.set_item("cached", s.cached)?;
         d.set_item("memory_bytes", s.memory_bytes)?;
         d.set_item("seconds", s.seconds)?;
-        self.callback.call1((d,))?;
+        self.callback.call1(py, (d,))?;
         Ok(())
     }
 }
@@ -76,7 +83,7 @@ pub fn run<T: Send>(
 pub fn run_reporting<T: Send>(
     py: Python<'_>,
     cancel: &CancelFlag,
-    mut reporter: Option<Reporter<'_>>,
+    mut reporter: Option<Reporter>,
     work: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
     let done = (Mutex::new(false), Condvar::new());
@@ -114,7 +121,7 @@ pub fn run_reporting<T: Send>(
                     pending = Some(e);
                 }
             }
-            if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(false)) {
+            if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, false)) {
                 cancel.cancel();
                 pending.get_or_insert(e);
             }
@@ -124,7 +131,7 @@ pub fn run_reporting<T: Send>(
                 "optitree internal error: the search thread panicked; please report this".into(),
             ))
         })?;
-        if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(true)) {
+        if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, true)) {
             pending.get_or_insert(e);
         }
         match pending {
@@ -132,4 +139,47 @@ pub fn run_reporting<T: Send>(
             None => Ok(out),
         }
     })
+}
+
+/// Runs `work` on the calling thread with the GIL released, for work that checks `cancel` from
+/// that thread (single-threaded searches): each check may poll, every [`POLL`], the Python
+/// signal handlers and `reporter` (see the module docs). Reports once more at the end.
+pub fn run_here<T: Send>(
+    py: Python<'_>,
+    cancel: &CancelFlag,
+    reporter: Option<Reporter>,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    let pending: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let reporter = Arc::new(Mutex::new(reporter));
+    let (polled_pending, polled_reporter) = (Arc::clone(&pending), Arc::clone(&reporter));
+    cancel.poll_on_this_thread(POLL, move || {
+        Python::attach(|py| {
+            let mut stop = false;
+            let mut pending = polled_pending.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = py.check_signals() {
+                stop = true;
+                if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    pending.get_or_insert(e);
+                }
+            }
+            let mut reporter = polled_reporter.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, false)) {
+                stop = true;
+                pending.get_or_insert(e);
+            }
+            stop
+        })
+    });
+    let out = py.detach(work);
+    cancel.stop_polling();
+    let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let mut reporter = reporter.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, true)) {
+        pending.get_or_insert(e);
+    }
+    match pending {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }

@@ -140,7 +140,8 @@ fn fit_stump<'py>(
     )?;
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
-    let outcome = interrupt::run(py, &cancel, || stump::best_stump(&data, &budget))?.into_py()?;
+    let outcome =
+        interrupt::run_here(py, &cancel, None, || stump::best_stump(&data, &budget))?.into_py()?;
     outcome_to_py(py, &outcome, &outcome.solution)
 }
 
@@ -184,7 +185,7 @@ fn fit_branches<'py>(
     let budget = Budget::new(time_limit, node_limit, memory_limit, cancel.clone()).into_py()?;
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
-    let outcome = interrupt::run_reporting(py, &cancel, reporter, || {
+    let outcome = interrupt::run_here(py, &cancel, reporter, || {
         branches::solve(&data, &config, &budget, Some(&board))
     })?
     .into_py()?;
@@ -231,7 +232,7 @@ fn fit_maptree<'py>(
     let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
-    let outcome = interrupt::run_reporting(py, &cancel, reporter, || {
+    let outcome = interrupt::run_here(py, &cancel, reporter, || {
         maptree::solve(&data, &config, &budget, Some(&board))
     })?
     .into_py()?;
@@ -242,17 +243,24 @@ fn fit_maptree<'py>(
 }
 
 /// Spins until the budget stops it; returns `(status, iterations)`. A test hook for time limits,
-/// node limits and Ctrl-C handling that depends on no solver.
+/// node limits and Ctrl-C handling that depends on no solver: on the calling thread (as
+/// single-threaded searches run), or on a worker thread (as parallel ones do).
 #[pyfunction]
-#[pyo3(signature = (time_limit=None, node_limit=None))]
+#[pyo3(signature = (time_limit=None, node_limit=None, on_worker_thread=false))]
 fn _spin(
     py: Python<'_>,
     time_limit: Option<f64>,
     node_limit: Option<u64>,
+    on_worker_thread: bool,
 ) -> PyResult<(String, u64)> {
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, node_limit, None, cancel.clone()).into_py()?;
-    let (status, n) = interrupt::run(py, &cancel, || budget::spin_until_stopped(&budget))?;
+    let spin = || budget::spin_until_stopped(&budget);
+    let (status, n) = if on_worker_thread {
+        interrupt::run(py, &cancel, spin)?
+    } else {
+        interrupt::run_here(py, &cancel, None, spin)?
+    };
     Ok((status.as_str().to_owned(), n))
 }
 

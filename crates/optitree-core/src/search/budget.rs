@@ -4,8 +4,9 @@
 //! Invariant: [`Budget::check`] is cheap enough to call at every node, and once it has reported a
 //! stop reason it keeps reporting the same one, so a solver can unwind at its own pace.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use super::outcome::Status;
@@ -13,8 +14,40 @@ use crate::error::Result;
 use crate::param_err;
 
 /// A flag shared between a running search and whoever may want to stop it.
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
+///
+/// It can also carry a *poll*: a check run on one thread (the caller's) every so often while
+/// the search asks whether it was cancelled, which may raise the flag itself. The Python binding
+/// runs single-threaded searches on the calling thread this way, polling for Ctrl-C, instead of
+/// starting a thread per call (a thread cost a small fit more than the fit itself).
+#[derive(Clone, Default)]
+pub struct CancelFlag(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    raised: AtomicBool,
+    /// Calls to `is_cancelled` since the flag was made; the poll is considered every
+    /// [`POLL_CALLS`] calls, so that most calls cost one atomic increment.
+    calls: AtomicU32,
+    poll: Mutex<Option<Poll>>,
+}
+
+struct Poll {
+    owner: ThreadId,
+    every: Duration,
+    last: Instant,
+    check: Box<dyn FnMut() -> bool + Send>,
+}
+
+/// How many `is_cancelled` calls pass between two looks at the clock for the poll.
+const POLL_CALLS: u32 = 64;
+
+impl std::fmt::Debug for CancelFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CancelFlag")
+            .field(&self.0.raised.load(Ordering::Relaxed))
+            .finish()
+    }
+}
 
 impl CancelFlag {
     /// A fresh, lowered flag.
@@ -23,11 +56,55 @@ impl CancelFlag {
     }
     /// Asks the search to stop as soon as it can.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.raised.store(true, Ordering::Relaxed);
     }
-    /// Whether someone asked to stop.
+    /// Whether someone asked to stop (running the poll first when it is due on this thread).
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        let calls = self.0.calls.fetch_add(1, Ordering::Relaxed);
+        if calls % POLL_CALLS == 0 && !self.0.raised.load(Ordering::Relaxed) {
+            self.poll_if_due();
+        }
+        self.0.raised.load(Ordering::Relaxed)
+    }
+
+    /// Runs `check` on the calling thread about every `every` while a search on this thread asks
+    /// [`CancelFlag::is_cancelled`]; `check` returning true raises the flag. Other threads never
+    /// run it. Replaces any earlier poll.
+    pub fn poll_on_this_thread(
+        &self,
+        every: Duration,
+        check: impl FnMut() -> bool + Send + 'static,
+    ) {
+        let poll = Poll {
+            owner: std::thread::current().id(),
+            every,
+            last: Instant::now(),
+            check: Box::new(check),
+        };
+        *self.0.poll.lock().unwrap_or_else(|p| p.into_inner()) = Some(poll);
+    }
+
+    /// Removes the poll (dropping it on the calling thread).
+    pub fn stop_polling(&self) {
+        let poll = self.0.poll.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(poll);
+    }
+
+    fn poll_if_due(&self) {
+        // Another thread holding the lock is not the owner: nothing to do here.
+        let Ok(mut guard) = self.0.poll.try_lock() else {
+            return;
+        };
+        let Some(poll) = guard.as_mut() else {
+            return;
+        };
+        if poll.owner != std::thread::current().id() || poll.last.elapsed() < poll.every {
+            return;
+        }
+        poll.last = Instant::now();
+        if (poll.check)() {
+            self.cancel();
+        }
     }
 }
 
@@ -177,5 +254,35 @@ mod tests {
         });
         assert_eq!(spin_until_stopped(&b).0, Status::Interrupted);
         canceller.join().expect("canceller thread");
+    }
+
+    /// A poll runs on its own thread only, about as often as asked, and can stop the search.
+    #[test]
+    fn a_poll_on_the_searching_thread_can_stop_it() {
+        let flag = CancelFlag::new();
+        let polls = Arc::new(AtomicU32::new(0));
+        let counted = Arc::clone(&polls);
+        flag.poll_on_this_thread(Duration::from_millis(1), move || {
+            counted.fetch_add(1, Ordering::Relaxed) >= 4
+        });
+        // Another thread asking never runs it.
+        let other = flag.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(20) {
+                assert!(!other.is_cancelled());
+            }
+        })
+        .join()
+        .expect("other thread");
+        assert_eq!(polls.load(Ordering::Relaxed), 0);
+        let b = Budget::new(None, None, None, flag.clone()).expect("valid");
+        assert_eq!(spin_until_stopped(&b).0, Status::Interrupted);
+        assert_eq!(polls.load(Ordering::Relaxed), 5);
+        flag.stop_polling();
+        let fresh = CancelFlag::new();
+        fresh.poll_on_this_thread(Duration::ZERO, || false);
+        fresh.stop_polling();
+        assert!(!(0..1000).any(|_| fresh.is_cancelled()));
     }
 }
