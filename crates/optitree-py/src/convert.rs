@@ -109,16 +109,14 @@ pub fn dataset(
 ) -> PyResult<Dataset> {
     let codes_arr = codes.as_array();
     let (n_rows, n_features) = (codes_arr.nrows(), codes_arr.ncols());
-    // Row-major order; a contiguous array converts in one tight pass (no index bookkeeping).
-    let flat: Vec<u32> = match codes_arr.as_slice() {
-        Some(cells) => cells.iter().map(|&c| c as u32).collect(),
-        None => codes_arr.iter().map(|&c| c as u32).collect(),
+    // Row-major order; a contiguous array is read in place, and both passes below are tight
+    // loops over one slice.
+    let cells: std::borrow::Cow<'_, [i64]> = match codes_arr.as_slice() {
+        Some(cells) => cells.into(),
+        None => codes_arr.iter().copied().collect::<Vec<_>>().into(),
     };
-    if let Some(k) = flat
-        .iter()
-        .zip(codes_arr.iter())
-        .position(|(&narrow, &c)| i64::from(narrow) != c)
-    {
+    let flat: Vec<u32> = cells.iter().map(|&c| c as u32).collect();
+    if let Some(k) = (cells.iter()).position(|&c| !(0..=i64::from(u32::MAX)).contains(&c)) {
         let (r, f) = (k / n_features.max(1), k % n_features.max(1));
         let c = codes_arr[[r, f]];
         return Err(to_py(Error::Data(format!(

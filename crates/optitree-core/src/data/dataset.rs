@@ -53,6 +53,14 @@ impl Dataset {
                 n_features
             );
         }
+        // Column by column from here: the input is read once, in its own (row) order.
+        let mut col_codes = vec![0u32; n_rows * n_features];
+        for (r, row) in codes.chunks_exact(n_features.max(1)).enumerate() {
+            for (f, &c) in row.iter().enumerate() {
+                col_codes[f * n_rows + r] = c;
+            }
+        }
+        let column = |f: usize| &col_codes[f * n_rows..(f + 1) * n_rows];
         let n_values: Vec<usize> = match n_values {
             Some(v) if v.len() != n_features => {
                 return data_err!(
@@ -63,12 +71,7 @@ impl Dataset {
             }
             Some(v) => v.to_vec(),
             None => (0..n_features)
-                .map(|f| {
-                    (0..n_rows)
-                        .map(|r| codes[r * n_features + f] as usize + 1)
-                        .max()
-                        .unwrap_or(1)
-                })
+                .map(|f| column(f).iter().max().map_or(1, |&c| c as usize + 1))
                 .collect(),
         };
         let max_label = labels.iter().copied().max().unwrap_or(0) as usize;
@@ -91,19 +94,16 @@ impl Dataset {
 
         let mut value_offset = Vec::with_capacity(n_features + 1);
         let mut value_rows = Vec::new();
-        let mut col_codes = vec![0u32; n_rows * n_features];
         for (f, &nv) in n_values.iter().enumerate() {
             value_offset.push(value_rows.len());
             let mut sets = vec![Bitset::empty(n_rows); nv];
-            for r in 0..n_rows {
-                let c = codes[r * n_features + f];
+            for (r, &c) in column(f).iter().enumerate() {
                 if c as usize >= nv {
                     return data_err!(
                         "feature {f} has code {c} at row {r}; codes must be in 0..{nv}"
                     );
                 }
                 sets[c as usize].insert(r);
-                col_codes[f * n_rows + r] = c;
             }
             value_rows.extend(sets);
         }

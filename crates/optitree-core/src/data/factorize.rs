@@ -49,11 +49,15 @@ pub fn factorize_columns<C: From<u32>>(
             Some(*end)
         }))
         .collect();
-    let slot = |j: usize, c: i64| start[j] + c.abs_diff(low[j]) as usize;
+    // Cell (r, j) of value c sits at `base[j] + c` (wrapping: `base[j]` may be negative, or
+    // out of i64 range for extreme columns, but each sum lands in `start[j]..start[j + 1]`).
+    let base: Vec<i64> = (start.iter().zip(&low))
+        .map(|(&s, &lo)| (s as i64).wrapping_sub(lo))
+        .collect();
     let mut rank = vec![0u32; start[n_cols]];
     for row in cells.chunks_exact(n_cols) {
-        for (j, &c) in row.iter().enumerate() {
-            rank[slot(j, c)] = 1;
+        for (&c, &b) in row.iter().zip(&base) {
+            rank[b.wrapping_add(c) as usize] = 1;
         }
     }
     let mut labels = Vec::with_capacity(n_cols);
@@ -69,7 +73,9 @@ pub fn factorize_columns<C: From<u32>>(
     }
     let mut codes = Vec::with_capacity(cells.len());
     for row in cells.chunks_exact(n_cols) {
-        codes.extend((row.iter().enumerate()).map(|(j, &c)| C::from(rank[slot(j, c)])));
+        codes.extend(
+            (row.iter().zip(&base)).map(|(&c, &b)| C::from(rank[b.wrapping_add(c) as usize])),
+        );
     }
     Some(Factorized { codes, labels })
 }
