@@ -586,7 +586,7 @@ impl<'d, S: Score> Graph<'d, S> {
         scratch.counter.reset(self.data, &rows);
         let mut table = std::mem::take(&mut scratch.table);
         self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
-        let look = self.look_ahead(&table, &totals, id, &features, &mut scratch.slots);
+        let look = self.look_ahead(&table, &totals, id, &features);
         scratch.pool = features;
         scratch.table = table;
         scratch.rows = rows;
@@ -666,7 +666,7 @@ impl<'d, S: Score> Graph<'d, S> {
                     .for_each(|(h, x)| *h -= x);
             }
             if open(self, c) {
-                let look = self.look_ahead(&table, &totals, c, &features, &mut scratch.slots);
+                let look = self.look_ahead(&table, &totals, c, &features);
                 self.apply(c, look);
             }
         }
@@ -679,7 +679,7 @@ impl<'d, S: Score> Graph<'d, S> {
             }
         }
         let c = kids[heavy];
-        let look = self.look_ahead(&heavy_table, &totals, c, &features, &mut scratch.slots);
+        let look = self.look_ahead(&heavy_table, &totals, c, &features);
         self.apply(c, look);
         (scratch.rows, scratch.table, scratch.heavy) = (rows, table, heavy_table);
         (scratch.pool, scratch.kids) = (features, kids);
@@ -776,23 +776,37 @@ impl<'d, S: Score> Graph<'d, S> {
         totals: &[u64],
         id: NodeId,
         features: &[u32],
-        slots: &mut Vec<Summary<S>>,
     ) -> LookAhead<S> {
         let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
         let child_depth = Self::child_depth(self.nodes[id as usize].depth_left);
         let mut best = leaf;
         let (mut stump_value, mut stump) = (leaf, NONE);
         let cost = self.scale.split_cost;
+        let k = self.data.n_classes();
         for &f in features {
             let cells = &table[self.offsets[f as usize]..self.offsets[f as usize + 1]];
-            if self.split_summaries(cells, slots) != Usable::Yes {
-                continue;
+            // What `split_summaries` decides, and the split's two sums, in one pass over the
+            // children without storing them (this runs for every feature of every look-ahead).
+            let (mut bound, mut as_leaves) = (S::default(), S::default());
+            let (mut non_empty, mut too_small) = (0, false);
+            let (mut weight, mut largest) = (0, 0);
+            for cell in cells.chunks_exact(k + 1) {
+                let rows = cell[k];
+                non_empty += usize::from(rows > 0);
+                too_small |= rows > 0 && rows < self.limits.min_samples_leaf;
+                let child = self.summary(&cell[..k]);
+                (weight, largest) = (weight + child.weight, largest.max(child.weight));
+                let child_leaf = self.scale.leaf(child.majority);
+                as_leaves += child_leaf;
+                bound += if self.closed(&child, child_depth) {
+                    child_leaf
+                } else {
+                    child.split
+                };
             }
-            let bound: S = slots
-                .iter()
-                .map(|c| self.summary_bounds(c, child_depth).0)
-                .sum();
-            let as_leaves: S = slots.iter().map(|c| self.scale.leaf(c.majority)).sum();
+            if non_empty < 2 || too_small || self.dominated(weight, largest) {
+                continue; // not `Usable::Yes`
+            }
             best = best.max(bound - cost);
             if as_leaves - cost > stump_value {
                 (stump_value, stump) = (as_leaves - cost, f);
