@@ -115,15 +115,8 @@ pub fn run_reporting<T: Send>(
             if finished {
                 break;
             }
-            if let Err(e) = py.check_signals() {
+            if watch(py, reporter.as_mut(), &mut pending) {
                 cancel.cancel();
-                if !e.is_instance_of::<PyKeyboardInterrupt>(py) && pending.is_none() {
-                    pending = Some(e);
-                }
-            }
-            if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, false)) {
-                cancel.cancel();
-                pending.get_or_insert(e);
             }
         }
         let out = py.detach(|| worker.join()).map_err(|_| {
@@ -131,14 +124,43 @@ pub fn run_reporting<T: Send>(
                 "optitree internal error: the search thread panicked; please report this".into(),
             ))
         })?;
-        if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, true)) {
+        finish(py, out, reporter.as_mut(), pending)
+    })
+}
+
+/// One look while the work runs: Python's signal handlers, then the progress report. Returns
+/// whether the search must stop (on any exception); keeps the first exception other than
+/// KeyboardInterrupt in `pending` (a KeyboardInterrupt becomes the status `interrupted`).
+fn watch(py: Python<'_>, reporter: Option<&mut Reporter>, pending: &mut Option<PyErr>) -> bool {
+    let mut stop = false;
+    if let Err(e) = py.check_signals() {
+        stop = true;
+        if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
             pending.get_or_insert(e);
         }
-        match pending {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
-    })
+    }
+    if let Some(Err(e)) = reporter.map(|r| r.report(py, false)) {
+        stop = true;
+        pending.get_or_insert(e);
+    }
+    stop
+}
+
+/// The work's result once it is done: reports the final figures, then raises what `pending`
+/// holds, if anything.
+fn finish<T>(
+    py: Python<'_>,
+    out: T,
+    reporter: Option<&mut Reporter>,
+    mut pending: Option<PyErr>,
+) -> PyResult<T> {
+    if let Some(Err(e)) = reporter.map(|r| r.report(py, true)) {
+        pending.get_or_insert(e);
+    }
+    match pending {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Runs `work` on the calling thread with the GIL released, for work that checks `cancel` from
@@ -155,31 +177,14 @@ pub fn run_here<T: Send>(
     let (polled_pending, polled_reporter) = (Arc::clone(&pending), Arc::clone(&reporter));
     cancel.poll_on_this_thread(POLL, move || {
         Python::attach(|py| {
-            let mut stop = false;
             let mut pending = polled_pending.lock().unwrap_or_else(|p| p.into_inner());
-            if let Err(e) = py.check_signals() {
-                stop = true;
-                if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
-                    pending.get_or_insert(e);
-                }
-            }
             let mut reporter = polled_reporter.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, false)) {
-                stop = true;
-                pending.get_or_insert(e);
-            }
-            stop
+            watch(py, reporter.as_mut(), &mut pending)
         })
     });
     let out = py.detach(work);
     cancel.stop_polling();
-    let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let pending = pending.lock().unwrap_or_else(|p| p.into_inner()).take();
     let mut reporter = reporter.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(Err(e)) = reporter.as_mut().map(|r| r.report(py, true)) {
-        pending.get_or_insert(e);
-    }
-    match pending {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+    finish(py, out, reporter.as_mut(), pending)
 }

@@ -756,6 +756,12 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         let weight: u64 = slots.iter().map(|s| s.weight).sum();
         let largest = slots.iter().map(|s| s.weight).max().unwrap_or(0);
+        self.usable(non_empty, too_small, weight, largest)
+    }
+
+    /// The [`Usable`] verdict on a split from its count of non-empty children, whether one is
+    /// below the minimum leaf size, and its children's total and largest weight.
+    fn usable(&self, non_empty: usize, too_small: bool, weight: u64, largest: u64) -> Usable {
         if non_empty < 2 || self.dominated(weight, largest) {
             Usable::Never
         } else if too_small {
@@ -796,16 +802,11 @@ impl<'d, S: Score> Graph<'d, S> {
                 too_small |= rows > 0 && rows < self.limits.min_samples_leaf;
                 let child = self.summary(&cell[..k]);
                 (weight, largest) = (weight + child.weight, largest.max(child.weight));
-                let child_leaf = self.scale.leaf(child.majority);
-                as_leaves += child_leaf;
-                bound += if self.closed(&child, child_depth) {
-                    child_leaf
-                } else {
-                    child.split
-                };
+                let (child_ub, child_leaf) = self.summary_bounds(&child, child_depth);
+                (bound, as_leaves) = (bound + child_ub, as_leaves + child_leaf);
             }
-            if non_empty < 2 || too_small || self.dominated(weight, largest) {
-                continue; // not `Usable::Yes`
+            if self.usable(non_empty, too_small, weight, largest) != Usable::Yes {
+                continue;
             }
             best = best.max(bound - cost);
             if as_leaves - cost > stump_value {

@@ -171,7 +171,7 @@ impl<S: Score> Scale<S> {
     /// correct, one split) when one split can reach every class, and below it otherwise: four
     /// classes split in two need three splits to be pure. Each further split adds the next
     /// `arity − 1` class weights, in decreasing order, so the terms rise and then fall and the
-    /// first that does not rise is the peak. More than [`MAX_CLASSES`] classes fall back to
+    /// first that does not rise is the peak. More than 16 classes (`MAX_CLASSES`) fall back to
     /// the purification bound (still a bound).
     pub fn split_bound(&self, class_weights: &[u64], arity: usize) -> S {
         let k = class_weights.len();

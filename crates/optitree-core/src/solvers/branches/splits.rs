@@ -18,7 +18,7 @@ pub struct Slot(u32);
 
 impl Slot {
     const CLOSED: u32 = 1 << 31;
-    /// Node ids stay below this (see [`super::graph::MAX_NODES`]).
+    /// Node ids stay below this (see [`super::graph::Graph::room_for_expansion`]).
     pub const MAX_ID: u32 = Self::CLOSED;
 
     pub fn node(id: NodeId) -> Slot {
