@@ -74,21 +74,34 @@ pub struct Node<S> {
     pub depth_left: u32,
     /// Score of making this node a leaf.
     pub leaf: S,
-    /// Upper bound on the best subtree's score.
-    pub ub: S,
-    /// Score of the best subtree found so far (the incumbent).
-    pub lb: S,
     /// Index in `splits` of the incumbent's split, `NONE` for a leaf.
     pub best: u32,
     /// Index in `splits` of the split with the largest upper bound, `NONE` if none.
     pub top: u32,
     pub expanded: bool,
-    pub complete: bool,
-    /// Whether `ub` already includes the one-split look-ahead (`Graph::tighten_with`).
+    /// Whether its `ub` already includes the one-split look-ahead (`Graph::tighten_with`).
     pub tightened: bool,
     /// For a node not expanded: the feature of the best one-split tree found by the look-ahead,
     /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub stump: u32,
+}
+
+/// A node's bounds on its best subtree's score, kept apart from the node in a dense list:
+/// refreshing a node reads the bounds of all its children, which an expansion creates together
+/// (consecutive ids), so four children's bounds share a cache line where a node takes one alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds<S> {
+    /// Upper bound on the best subtree's score.
+    pub ub: S,
+    /// Score of the best subtree found so far (the incumbent).
+    pub lb: S,
+}
+
+impl<S: Score> Bounds<S> {
+    /// Whether the node is solved: its incumbent reaches its upper bound.
+    pub fn complete(&self) -> bool {
+        self.ub <= self.lb
+    }
 }
 
 /// What the one-level look-ahead learns about a subproblem.
@@ -192,6 +205,8 @@ pub struct Graph<'d, S: Score> {
     /// The nodes, in chunks: a list that grew by doubling would make the memory accounted for
     /// (and checked against the limit) jump by the whole arena at once.
     pub nodes: Arena<Node<S>>,
+    /// The nodes' bounds, by node id (see [`Bounds`]).
+    pub bounds: Arena<Bounds<S>>,
     /// What expanded nodes keep (see [`Expansion`]).
     expansions: Vec<Expansion>,
     /// Node ids by the hash of their key (8 bytes a node; matches are checked exactly).
@@ -382,6 +397,7 @@ impl<'d, S: Score> Graph<'d, S> {
             weights,
             limits,
             nodes: Arena::new(),
+            bounds: Arena::new(),
             expansions: Vec::new(),
             memo: TaggedIds::default(),
             root_features,
@@ -422,6 +438,7 @@ impl<'d, S: Score> Graph<'d, S> {
         self.bytes
             + self.scratch.tables.bytes()
             + self.nodes.bytes()
+            + self.bounds.bytes()
             + self.expansions.capacity() * std::mem::size_of::<Expansion>()
             + self.memo.peak_bytes()
     }
@@ -431,6 +448,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// promised an answer within about a second of the limit, would otherwise wait for.
     pub fn free_in_background(&mut self) {
         let nodes = std::mem::take(&mut self.nodes);
+        let bounds = std::mem::take(&mut self.bounds);
         let memo = std::mem::take(&mut self.memo);
         let expansions = std::mem::take(&mut self.expansions);
         if nodes.len() < 100_000 {
@@ -439,7 +457,7 @@ impl<'d, S: Score> Graph<'d, S> {
         // If no thread can be started, the closure is dropped here and frees them in place.
         let _ = std::thread::Builder::new()
             .name("optitree-free".into())
-            .spawn(move || drop((nodes, memo, expansions)));
+            .spawn(move || drop((nodes, bounds, memo, expansions)));
     }
 
     /// Class totals (weighted) of a row set.
@@ -519,8 +537,8 @@ impl<'d, S: Score> Graph<'d, S> {
     pub fn slot_bounds(&self, slot: Slot) -> (S, S) {
         match slot.id() {
             Some(id) => {
-                let n = &self.nodes[id as usize];
-                (n.ub, n.lb)
+                let b = &self.bounds[id as usize];
+                (b.ub, b.lb)
             }
             None => {
                 let leaf = self.scale.leaf(slot.majority().unwrap_or(0));
@@ -542,7 +560,8 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// Whether a child slot is known to be solved exactly.
     pub fn slot_complete(&self, slot: Slot) -> bool {
-        slot.id().is_none_or(|id| self.nodes[id as usize].complete)
+        slot.id()
+            .is_none_or(|id| self.bounds[id as usize].complete())
     }
 
     /// Adds the root (all rows); None when the root is closed at sight (the leaf is optimal).
@@ -573,7 +592,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// node's rows. Returns whether anything was computed.
     fn tighten_with(&mut self, id: NodeId, pool_owner: NodeId) -> bool {
         let node = &self.nodes[id as usize];
-        if node.tightened || node.expanded || node.complete {
+        if node.tightened || node.expanded || self.bounds[id as usize].complete() {
             return false;
         }
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -601,7 +620,8 @@ impl<'d, S: Score> Graph<'d, S> {
     /// siblings': counting the light siblings costs less than counting the heavy child.
     pub fn tighten_split(&mut self, parent: NodeId, split: usize) -> bool {
         let open = |g: &Self, c: NodeId| {
-            (g.nodes.get(c as usize)).is_some_and(|n| !(n.tightened || n.expanded || n.complete))
+            (g.nodes.get(c as usize))
+                .is_some_and(|n| !(n.tightened || n.expanded || g.bounds[c as usize].complete()))
         };
         let mut kids = std::mem::take(&mut self.scratch.kids);
         let splits = self.splits_of(parent);
@@ -690,13 +710,13 @@ impl<'d, S: Score> Graph<'d, S> {
     /// Records what a look-ahead learnt about a node.
     fn apply(&mut self, id: NodeId, look: LookAhead<S>) {
         let node = &mut self.nodes[id as usize];
-        node.ub = node.ub.min(look.ub);
-        if look.lb > node.lb {
-            node.lb = look.lb;
+        let bounds = &mut self.bounds[id as usize];
+        bounds.ub = bounds.ub.min(look.ub);
+        if look.lb > bounds.lb {
+            bounds.lb = look.lb;
             node.stump = look.stump;
         }
         node.tightened = true;
-        node.complete = node.ub <= node.lb;
     }
 
     /// Fills `out` with the children's class totals and row counts of splitting `rows`
@@ -941,15 +961,13 @@ impl<'d, S: Score> Graph<'d, S> {
             origin,
             depth_left,
             leaf,
-            ub,
-            lb: leaf,
             best: NONE,
             top: NONE,
             expanded: false,
-            complete: ub <= leaf,
             tightened: false,
             stump: NONE,
         });
+        self.bounds.push(Bounds { ub, lb: leaf });
         id
     }
 
@@ -1154,7 +1172,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// and drops the splits that can no longer beat the incumbent.
     pub fn refresh(&mut self, id: NodeId) {
         let node = &self.nodes[id as usize];
-        if !node.expanded || node.complete {
+        if !node.expanded || self.bounds[id as usize].complete() {
             return;
         }
         let e = node.expansion as usize;
@@ -1163,9 +1181,7 @@ impl<'d, S: Score> Graph<'d, S> {
         // so that their cache misses overlap (refresh runs on every node of every path).
         for slot in splits.all_children() {
             if let Some(id) = slot.id() {
-                let child = &self.nodes[id as usize];
-                prefetch(&child.ub);
-                prefetch(&child.lb);
+                prefetch(&self.bounds[id as usize]);
             }
         }
         let cost = self.scale.split_cost;
@@ -1214,17 +1230,16 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         let top_ub = top_ub.max(leaf);
         let node = &mut self.nodes[id as usize];
+        let bounds = &mut self.bounds[id as usize];
         debug_assert!(
-            top_ub <= node.ub && lb >= node.lb,
+            top_ub <= bounds.ub && lb >= bounds.lb,
             "bounds must tighten monotonically"
         );
-        node.ub = top_ub.max(lb);
-        node.lb = lb;
+        (bounds.ub, bounds.lb) = (top_ub.max(lb), lb);
         node.best = best;
         node.top = top;
-        node.complete = node.ub <= lb;
         let splits = &mut self.expansions[e].splits;
-        if node.complete && splits.len() > 1 {
+        if bounds.complete() && splits.len() > 1 {
             // Only the incumbent's split is needed from now on.
             let before = splits.bytes();
             *splits = splits.retain(|i| i as u32 == best);
@@ -1279,8 +1294,9 @@ mod tests {
 
     /// A node is read on every refresh of its parents, in no order: one cache line each.
     #[test]
-    fn a_node_fits_a_cache_line() {
-        assert!(std::mem::size_of::<Node<i64>>() <= 64);
+    fn a_node_and_its_bounds_fit_a_cache_line() {
+        assert!(std::mem::size_of::<Node<i64>>() <= 48);
+        assert_eq!(std::mem::size_of::<Bounds<i64>>(), 16);
     }
 
     #[test]

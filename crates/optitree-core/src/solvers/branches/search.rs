@@ -22,7 +22,7 @@ const POST_EVERY: u64 = 1024;
 fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, Bounds<S>)> {
     loop {
         let node = &g.nodes[id as usize];
-        if node.complete || node.top == NONE {
+        if g.bounds[id as usize].complete() || node.top == NONE {
             return None;
         }
         let top = node.top as usize;
@@ -52,7 +52,7 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
         let child = g.splits_of(id).children(top)[chosen].id().unwrap_or(NONE);
         let seen = bounds(g, child);
         g.refresh(child);
-        if !g.nodes[child as usize].complete {
+        if !g.bounds[child as usize].complete() {
             return Some((child, seen));
         }
         g.refresh(id);
@@ -63,8 +63,8 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
 type Bounds<S> = (S, S);
 
 fn bounds<S: Score>(g: &Graph<'_, S>, id: NodeId) -> Bounds<S> {
-    let node = &g.nodes[id as usize];
-    (node.ub, node.lb)
+    let b = &g.bounds[id as usize];
+    (b.ub, b.lb)
 }
 
 /// Runs the search; see the module docs.
@@ -80,7 +80,7 @@ pub fn run<S: Score>(
     // The nodes above the one expanded, each with the bounds it last saw of its child on the path.
     let mut path: Vec<(NodeId, Bounds<S>)> = Vec::new();
     let mut status = Status::Optimal;
-    while let Some(root) = root.filter(|&r| !g.nodes[r as usize].complete) {
+    while let Some(root) = root.filter(|&r| !g.bounds[r as usize].complete()) {
         if let Some(s) = budget.check(expansions, g.memory()) {
             status = s;
             break;
@@ -98,7 +98,7 @@ pub fn run<S: Score>(
             id = child;
         }
         let node = &g.nodes[id as usize];
-        if !node.complete && !node.expanded {
+        if !g.bounds[id as usize].complete() && !node.expanded {
             g.expand(id);
             expansions += 1;
             g.refresh(id);
@@ -123,7 +123,7 @@ pub fn run<S: Score>(
     }
     let solution = extract(g, root)?;
     let upper = match root {
-        Some(r) if !status.is_optimal() => g.scale.objective_bound(g.nodes[r as usize].ub),
+        Some(r) if !status.is_optimal() => g.scale.objective_bound(g.bounds[r as usize].ub),
         _ => solution.objective,
     };
     let mut stats = Stats::new();
@@ -153,7 +153,7 @@ fn snapshot<S: Score>(
     expansions: u64,
     budget: &Budget,
 ) -> Snapshot {
-    let r = &g.nodes[root as usize];
+    let r = &g.bounds[root as usize];
     Snapshot {
         iterations: passes,
         expansions,
