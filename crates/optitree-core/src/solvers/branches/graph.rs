@@ -279,38 +279,56 @@ fn hash_words(a: &[u64], b: &[u64], depth_left: u32) -> u64 {
 /// complement), leaving out columns with a single value. Two such columns split every subset
 /// into the same children, so one of them reaches every tree value the other does.
 fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
-    let mut seen: FastMap<u64, Vec<(u32, Vec<u32>)>> = FastMap::default();
+    // Kept features by the hash of their canonical column; columns are compared in full only
+    // when hashes match (rarely but for twins), so no canonical copy is stored.
+    let mut seen: FastMap<u64, Vec<u32>> = FastMap::default();
     let mut out = Vec::new();
     let mut relabel: Vec<u32> = Vec::new();
+    let mut other: Vec<u32> = Vec::new();
     for f in 0..data.n_features() {
         if data.n_values(f) < 2 {
             continue;
         }
-        // The column with each value renamed by its first appearance.
-        relabel.clear();
-        relabel.resize(data.n_values(f), u32::MAX);
-        let mut next = 0;
-        let canonical: Vec<u32> = (data.column(f).iter())
-            .map(|&v| {
-                let r = &mut relabel[v as usize];
-                if *r == u32::MAX {
-                    (*r, next) = (next, next + 1);
-                }
-                *r
-            })
-            .collect();
-        if next < 2 {
+        let mut h = FastHasher::default();
+        let distinct = canonical(data, f, &mut relabel, |c| h.write_u32(c));
+        if distinct < 2 {
             continue;
         }
-        let mut h = FastHasher::default();
-        canonical.iter().for_each(|&c| h.write_u32(c));
         let group = seen.entry(h.finish()).or_default();
-        if group.iter().all(|(_, col)| *col != canonical) {
-            group.push((f as u32, canonical));
+        let alike = |g: u32, relabel: &mut Vec<u32>, other: &mut Vec<u32>| {
+            other.clear();
+            canonical(data, g as usize, relabel, |c| other.push(c));
+            let mut at = 0;
+            let mut same = true;
+            canonical(data, f, relabel, |c| {
+                same &= other[at] == c;
+                at += 1;
+            });
+            same
+        };
+        if !group.iter().any(|&g| alike(g, &mut relabel, &mut other)) {
+            group.push(f as u32);
             out.push(f as u32);
         }
     }
     out.into_boxed_slice()
+}
+
+/// Feeds `visit` feature `f`'s column with each value renamed by its first appearance (equal
+/// for two columns exactly when they partition the rows alike); returns the number of values
+/// that appear. `relabel` is scratch.
+fn canonical(data: &Dataset, f: usize, relabel: &mut Vec<u32>, mut visit: impl FnMut(u32)) -> u32 {
+    relabel.clear();
+    relabel.resize(data.n_values(f), u32::MAX);
+    let mut next = 0;
+    for &v in data.column(f) {
+        let r = &mut relabel[v as usize];
+        if *r == u32::MAX {
+            (*r, next) = (next, next + 1);
+        }
+        visit(*r);
+    }
+    next
 }
 
 /// A set of features, as a bit per feature of the data or as a list of indices, whichever is
@@ -1297,6 +1315,29 @@ mod tests {
     fn a_node_and_its_bounds_fit_a_cache_line() {
         assert!(std::mem::size_of::<Node<i64>>() <= 48);
         assert_eq!(std::mem::size_of::<Bounds<i64>>(), 16);
+    }
+
+    /// Columns that partition the rows alike (a copy, a complement, a renaming of the values)
+    /// are searched once, by their first index; constant columns not at all.
+    #[test]
+    fn distinct_partitions_keep_the_first_of_each_group() {
+        #[rustfmt::skip]
+        let columns: [[u32; 6]; 6] = [
+            [0, 0, 1, 1, 2, 2], // three values
+            [1, 1, 0, 0, 1, 0], // binary
+            [0, 0, 1, 1, 0, 1], // complement of 1
+            [2, 2, 0, 0, 1, 1], // 0 renamed
+            [3, 3, 3, 3, 3, 3], // constant
+            [0, 1, 0, 1, 0, 1], // new
+        ];
+        let n_rows = 6;
+        let codes: Vec<u32> = (0..n_rows)
+            .flat_map(|r| columns.iter().map(move |c| c[r]))
+            .collect();
+        let labels = [0, 1, 0, 1, 0, 1];
+        let n_values = [3, 2, 2, 3, 4, 2];
+        let data = Dataset::new(&codes, 6, &labels, Some(&n_values), None, None).expect("valid");
+        assert_eq!(&distinct_partitions(&data)[..], &[0, 1, 5]);
     }
 
     #[test]

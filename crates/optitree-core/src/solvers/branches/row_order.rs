@@ -34,10 +34,11 @@ pub fn clustered(data: &Dataset) -> Vec<usize> {
             *key = (*key << width) | u128::from(code);
         }
     }
-    let mut order: Vec<usize> = (0..data.n_rows()).collect();
-    // Stable: rows with equal keys keep their input order.
-    order.sort_by_key(|&r| keys[r]);
-    order
+    // Rows with equal keys keep their input order: the index breaks ties, so an unstable sort
+    // of the pairs (without indirection) gives the stable order.
+    let mut pairs: Vec<(u128, usize)> = keys.into_iter().zip(0..).collect();
+    pairs.sort_unstable();
+    pairs.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Rows (unweighted) that a one-split tree on feature `f` classifies correctly.
