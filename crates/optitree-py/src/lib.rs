@@ -2,6 +2,14 @@
 //! conversion between numpy and core types ([`convert`]), the one error mapping ([`errors`]) and
 //! running long calls with the GIL released while watching for Ctrl-C ([`interrupt`]).
 
+/// The extension's own allocations (never numpy's or Python's) go to mimalloc, which keeps and
+/// reuses freed pages. With the system allocator, a fit's megabytes of short-lived buffers
+/// (codes, row orders, bit sets) grew and trimmed the heap on every call: 666 page faults, a
+/// third of a 4.3 ms fit on mushroom-o (now 2.7 ms); searches allocating many small records run
+/// 3-8% faster too.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod convert;
 mod errors;
 mod interrupt;
