@@ -206,6 +206,15 @@ impl Dataset {
     pub fn rows_with(&self, f: usize, v: usize) -> &Bitset {
         &self.value_rows[self.value_offset[f] + v]
     }
+    /// The index of value `v` of feature `f` among the values of all features (feature by
+    /// feature, each in value order): one number for a (feature, value) pair.
+    pub fn value_index(&self, f: usize, v: usize) -> usize {
+        self.value_offset[f] + v
+    }
+    /// Rows holding the value of this [`Dataset::value_index`].
+    pub fn rows_of_value(&self, index: usize) -> &Bitset {
+        &self.value_rows[index]
+    }
     /// Rows of class `k`.
     pub fn rows_of_class(&self, k: usize) -> &Bitset {
         &self.class_rows[k]

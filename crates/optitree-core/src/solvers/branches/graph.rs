@@ -67,23 +67,58 @@ pub struct Node<S> {
     /// Index of its rows, features and splits in the graph's list of [`Expansion`]s once expanded
     /// (the root always has them), `NONE` before.
     pub expansion: u32,
-    /// The expansion of the node that created this one, with the feature and value leading
-    /// here (`NONE` for the root): the rows are `rows(parent) ∩ (feature = value)`.
-    pub origin: (u32, u32, u32),
-    /// Remaining depth (`u32::MAX` when unlimited).
-    pub depth_left: u32,
-    /// Score of making this node a leaf.
-    pub leaf: S,
-    /// Index in `splits` of the incumbent's split, `NONE` for a leaf.
-    pub best: u32,
-    /// Index in `splits` of the split with the largest upper bound, `NONE` if none.
-    pub top: u32,
+    /// The expansion of the node that created this one, with the [`Dataset::value_index`] of
+    /// the feature and value leading here (`NONE` for the root): the rows are
+    /// `rows(parent) ∩ (feature = value)`.
+    pub origin: (u32, u32),
+    /// Remaining depth, [`UNLIMITED`] without a depth limit (see [`Node::depth_left`]).
+    depth: u16,
     pub expanded: bool,
     /// Whether its `ub` already includes the one-split look-ahead (`Graph::tighten_with`).
     pub tightened: bool,
-    /// For a node not expanded: the feature of the best one-split tree found by the look-ahead,
-    /// which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
-    pub stump: u32,
+    /// Score of making this node a leaf.
+    pub leaf: S,
+    /// The incumbent: once expanded, the index in `splits` of its split; before, the feature
+    /// of the best one-split tree found by the look-ahead. `NONE` for the leaf. (One field for
+    /// both keeps a node in 32 bytes: lymph holds 15 million of them.)
+    incumbent: u32,
+    /// Index in `splits` of the split with the largest upper bound, `NONE` if none.
+    pub top: u32,
+}
+
+/// [`Node::depth`] without a depth limit.
+const UNLIMITED: u16 = u16::MAX;
+/// Deepest depth limit a node can hold (a deeper limit is either no limit at all, when it
+/// reaches the number of features, or refused; see [`super::solve`]).
+pub const MAX_DEPTH_LIMIT: u32 = UNLIMITED as u32 - 1;
+
+impl<S> Node<S> {
+    /// Remaining depth (`u32::MAX` when unlimited).
+    pub fn depth_left(&self) -> u32 {
+        match self.depth {
+            UNLIMITED => u32::MAX,
+            d => u32::from(d),
+        }
+    }
+
+    /// Index in `splits` of the incumbent's split of an expanded node, `NONE` for a leaf.
+    pub fn best(&self) -> u32 {
+        if self.expanded {
+            self.incumbent
+        } else {
+            NONE
+        }
+    }
+
+    /// For a node not expanded: the feature of the best one-split tree found by the
+    /// look-ahead, which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
+    pub fn stump(&self) -> u32 {
+        if self.expanded {
+            NONE
+        } else {
+            self.incumbent
+        }
+    }
 }
 
 /// A node's bounds on its best subtree's score, kept apart from the node in a dense list:
@@ -591,7 +626,7 @@ impl<'d, S: Score> Graph<'d, S> {
         if self.closed(&summary, depth) {
             return None;
         }
-        let id = self.node_for(&rows, summary, depth, (NONE, 0, 0));
+        let id = self.node_for(&rows, summary, depth, (NONE, 0));
         self.keep_rows(id, rows);
         Some(id)
     }
@@ -732,7 +767,7 @@ impl<'d, S: Score> Graph<'d, S> {
         bounds.ub = bounds.ub.min(look.ub);
         if look.lb > bounds.lb {
             bounds.lb = look.lb;
-            node.stump = look.stump;
+            node.incumbent = look.stump;
         }
         node.tightened = true;
     }
@@ -822,7 +857,7 @@ impl<'d, S: Score> Graph<'d, S> {
         features: &[u32],
     ) -> LookAhead<S> {
         let leaf = self.scale.leaf(totals.iter().copied().max().unwrap_or(0));
-        let child_depth = Self::child_depth(self.nodes[id as usize].depth_left);
+        let child_depth = Self::child_depth(self.nodes[id as usize].depth_left());
         let mut best = leaf;
         let (mut stump_value, mut stump) = (leaf, NONE);
         let cost = self.scale.split_cost;
@@ -905,11 +940,11 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// Writes the rows of a node that is not expanded (built from its origin) into `out`.
     fn rows_into(&self, id: NodeId, out: &mut Bitset) {
-        let (parent, f, v) = self.nodes[id as usize].origin;
+        let (parent, value) = self.nodes[id as usize].origin;
         match (self.support_of(id), self.rows_of_expansion(parent)) {
             (Some(rows), _) => out.clone_from(rows),
             (None, Some(parent_rows)) => {
-                parent_rows.and_into(self.data.rows_with(f as usize, v as usize), out)
+                parent_rows.and_into(self.data.rows_of_value(value as usize), out)
             }
             // Unreachable by construction: a node's origin is expanded and keeps its rows.
             (None, None) => *out = Bitset::empty(out.len()),
@@ -921,10 +956,10 @@ impl<'d, S: Score> Graph<'d, S> {
         if let Some(own) = self.support_of(id) {
             return own == rows;
         }
-        let (parent, f, v) = self.nodes[id as usize].origin;
+        let (parent, value) = self.nodes[id as usize].origin;
         match self.rows_of_expansion(parent) {
             Some(parent_rows) => {
-                parent_rows.and_equals(self.data.rows_with(f as usize, v as usize), rows)
+                parent_rows.and_equals(self.data.rows_of_value(value as usize), rows)
             }
             None => false, // unreachable by construction: a node's origin keeps its rows
         }
@@ -935,7 +970,7 @@ impl<'d, S: Score> Graph<'d, S> {
     fn lookup(&self, rows: &Bitset, depth_left: u32, hash: u64) -> Option<NodeId> {
         self.memo
             .candidates(hash)
-            .find(|&id| self.nodes[id as usize].depth_left == depth_left && self.holds(id, rows))
+            .find(|&id| self.nodes[id as usize].depth_left() == depth_left && self.holds(id, rows))
     }
 
     /// The node of the subproblem with these rows, created (without storing the rows) if new.
@@ -944,7 +979,7 @@ impl<'d, S: Score> Graph<'d, S> {
         rows: &Bitset,
         summary: Summary<S>,
         depth_left: u32,
-        origin: (u32, u32, u32),
+        origin: (u32, u32),
     ) -> NodeId {
         let hash = key_hash(rows, depth_left);
         self.node_for_hashed(rows, summary, depth_left, origin, hash)
@@ -956,7 +991,7 @@ impl<'d, S: Score> Graph<'d, S> {
         rows: &Bitset,
         summary: Summary<S>,
         depth_left: u32,
-        origin: (u32, u32, u32),
+        origin: (u32, u32),
         hash: u64,
     ) -> NodeId {
         if let Some(id) = self.lookup(rows, depth_left, hash) {
@@ -972,18 +1007,19 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// Appends a node not expanded yet, worth at least its leaf and at most `ub` (complete when
     /// they meet).
-    fn push_node(&mut self, origin: (u32, u32, u32), depth_left: u32, leaf: S, ub: S) -> NodeId {
+    fn push_node(&mut self, origin: (u32, u32), depth_left: u32, leaf: S, ub: S) -> NodeId {
         let id = self.nodes.len() as NodeId;
+        // Limits past MAX_DEPTH_LIMIT are turned away by `Graph::new`.
+        let depth = u16::try_from(depth_left).unwrap_or(UNLIMITED);
         self.nodes.push(Node {
             expansion: NONE,
             origin,
-            depth_left,
-            leaf,
-            best: NONE,
-            top: NONE,
+            depth,
             expanded: false,
             tightened: false,
-            stump: NONE,
+            leaf,
+            incumbent: NONE,
+            top: NONE,
         });
         self.bounds.push(Bounds { ub, lb: leaf });
         id
@@ -991,12 +1027,7 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// A node for a closed child too heavy for a [`Slot`] of its own (only with sample weights
     /// adding up to 2^31 or more): complete at birth, worth its leaf.
-    fn closed_node(
-        &mut self,
-        summary: &Summary<S>,
-        depth_left: u32,
-        origin: (u32, u32, u32),
-    ) -> Slot {
+    fn closed_node(&mut self, summary: &Summary<S>, depth_left: u32, origin: (u32, u32)) -> Slot {
         let leaf = self.scale.leaf(summary.majority);
         Slot::node(self.push_node(origin, depth_left, leaf, leaf))
     }
@@ -1018,7 +1049,7 @@ impl<'d, S: Score> Graph<'d, S> {
         // A copy, because children created below may be checked against this node's rows.
         let mut rows = std::mem::replace(&mut scratch.rows, Bitset::empty(0));
         self.rows_into(id, &mut rows);
-        let depth = self.nodes[id as usize].depth_left;
+        let depth = self.nodes[id as usize].depth_left();
         let parent_totals = self.class_totals(&rows);
         let cost = self.scale.split_cost;
         scratch.counter.reset(self.data, &rows);
@@ -1095,7 +1126,8 @@ impl<'d, S: Score> Graph<'d, S> {
             for (v, summary) in summaries.iter().enumerate() {
                 // Children that stay summaries are closed: their majority is all they need
                 // (node ids replace the others below).
-                let origin = (expansion, c.feature, v as u32);
+                let value = self.data.value_index(c.feature as usize, v) as u32;
+                let origin = (expansion, value);
                 let slot = Slot::closed(summary.majority)
                     .unwrap_or_else(|| self.closed_node(summary, child_depth, origin));
                 scratch.kept_slots.push(slot);
@@ -1121,7 +1153,8 @@ impl<'d, S: Score> Graph<'d, S> {
                 self.data.rows_with(feature as usize, v as usize),
                 &mut scratch.child_rows,
             );
-            let origin = (expansion, feature, v);
+            let value = self.data.value_index(feature as usize, v as usize) as u32;
+            let origin = (expansion, value);
             let summary = scratch.flat[at as usize];
             let id = self.node_for_hashed(&scratch.child_rows, summary, child_depth, origin, hash);
             scratch.kept_slots[children.start + v as usize] = Slot::node(id);
@@ -1140,6 +1173,7 @@ impl<'d, S: Score> Graph<'d, S> {
         self.bytes += splits.bytes() + features.bytes();
         let node = &mut self.nodes[id as usize];
         node.expanded = true;
+        node.incumbent = NONE; // a split index from now on, set by the refresh that follows
         if let Some(e) = self.expansions.get_mut(node.expansion as usize) {
             (e.features, e.splits) = (features, splits);
         }
@@ -1156,7 +1190,7 @@ impl<'d, S: Score> Graph<'d, S> {
                 // The fields a lookup reads (they may straddle two cache lines).
                 let node = &self.nodes[found as usize];
                 prefetch(&node.expansion);
-                prefetch(&node.depth_left);
+                prefetch(&node.depth);
                 parents.push(found);
             }
         }
@@ -1254,14 +1288,14 @@ impl<'d, S: Score> Graph<'d, S> {
             "bounds must tighten monotonically"
         );
         (bounds.ub, bounds.lb) = (top_ub.max(lb), lb);
-        node.best = best;
+        node.incumbent = best;
         node.top = top;
         let splits = &mut self.expansions[e].splits;
         if bounds.complete() && splits.len() > 1 {
             // Only the incumbent's split is needed from now on.
             let before = splits.bytes();
             *splits = splits.retain(|i| i as u32 == best);
-            node.best = if best == NONE { NONE } else { 0 };
+            node.incumbent = if best == NONE { NONE } else { 0 };
             node.top = NONE;
             self.bytes = self.bytes - before + splits.bytes();
         }
@@ -1312,8 +1346,8 @@ mod tests {
 
     /// A node is read on every refresh of its parents, in no order: one cache line each.
     #[test]
-    fn a_node_and_its_bounds_fit_a_cache_line() {
-        assert!(std::mem::size_of::<Node<i64>>() <= 48);
+    fn a_node_and_its_bounds_fit_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Node<i64>>(), 32);
         assert_eq!(std::mem::size_of::<Bounds<i64>>(), 16);
     }
 

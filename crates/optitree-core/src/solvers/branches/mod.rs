@@ -87,6 +87,20 @@ pub fn solve(
     if config.min_samples_leaf == 0 {
         return param_err!("min_samples_leaf must be at least 1, got 0");
     }
+    let mut config = *config;
+    if let Some(d) = config.max_depth.filter(|&d| d > graph::MAX_DEPTH_LIMIT) {
+        // No tree is deeper than the number of features (a feature is constant below a split
+        // on it), so such a limit is no limit; any other this deep is refused.
+        if d as usize >= data.n_features() {
+            config.max_depth = None;
+        } else {
+            return param_err!(
+                "max_depth must be at most {} (or None), got {d}",
+                graph::MAX_DEPTH_LIMIT
+            );
+        }
+    }
+    let config = &config;
     let weights = integer_weights(data)?;
     let total: u64 = match &weights {
         None => data.n_rows() as u64,

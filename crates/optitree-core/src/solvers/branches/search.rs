@@ -210,10 +210,10 @@ fn build<S: Score>(
         return leaf(correct);
     }
     let node = &g.nodes[id as usize];
-    if !node.expanded && node.stump != NONE {
+    if !node.expanded && node.stump() != NONE {
         // The look-ahead's one-split tree is this node's incumbent.
         *splits += 1;
-        let f = node.stump as usize;
+        let f = node.stump() as usize;
         let children = (0..g.data.n_values(f))
             .map(|v| build(g, NONE, rows.and(g.data.rows_with(f, v)), correct, splits))
             .collect();
@@ -223,11 +223,11 @@ fn build<S: Score>(
             children,
         };
     }
-    if !node.expanded || node.best == NONE {
+    if !node.expanded || node.best() == NONE {
         return leaf(correct);
     }
     *splits += 1;
-    let best = node.best as usize;
+    let best = node.best() as usize;
     let f = g.splits_of(id).feature(best) as usize;
     let children = (g.splits_of(id).children(best).iter())
         .enumerate()

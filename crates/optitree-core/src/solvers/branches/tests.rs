@@ -241,3 +241,39 @@ fn heavy_closed_children_keep_their_value() {
         );
     }
 }
+
+/// A depth limit deeper than a node can hold is no limit when it reaches the number of
+/// features (no tree is deeper), and refused with a clear error otherwise.
+#[test]
+fn very_deep_limits_are_no_limit_or_refused() {
+    let deep = graph::MAX_DEPTH_LIMIT + 1;
+    let inst = oracle::random_instance(12, 3, 3, 2, 7);
+    let data = dataset(&inst, None);
+    let unlimited = solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None).unwrap();
+    let limited = solve(
+        &data,
+        &config(1, 100, Some(deep), 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (limited.solution.correct, limited.solution.splits),
+        (unlimited.solution.correct, unlimited.solution.splits)
+    );
+    // More features than the limit: the limit would bind in principle, and cannot be held.
+    let n_features = deep as usize + 1;
+    let codes: Vec<u32> = (0..2 * n_features).map(|i| (i % 2) as u32).collect();
+    let wide = Dataset::new(&codes, n_features, &[0, 1], None, None, None).expect("valid");
+    let err = solve(
+        &wide,
+        &config(1, 100, Some(deep), 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .expect_err("refused");
+    assert!(
+        err.to_string().contains("max_depth must be at most"),
+        "{err}"
+    );
+}
