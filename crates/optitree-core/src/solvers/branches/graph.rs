@@ -57,7 +57,7 @@ pub struct Expansion {
     /// children need look at no others. Empty until the node is expanded.
     features: FeatureSet,
     /// Its splits (none until it is expanded). Here rather than in the node, since most nodes
-    /// never get any: a node fits a 64-byte cache line.
+    /// never get any: a node stays small (32 bytes).
     splits: Splits,
 }
 
