@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::search::{Budget, Outcome, ProgressBoard, Snapshot, Stats, Status};
 use crate::tree::{NodeSpec, TreeSpec};
 
-use super::graph::{Graph, NodeId, NONE};
+use super::graph::{Bounds, Graph, NodeId, NONE};
 use super::score::Score;
 use super::BranchesSolution;
 
@@ -50,21 +50,13 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
         }
         // An incomplete child is a node (closed children are complete).
         let child = g.splits_of(id).children(top)[chosen].id().unwrap_or(NONE);
-        let seen = bounds(g, child);
+        let seen = g.bounds[child as usize];
         g.refresh(child);
         if !g.bounds[child as usize].complete() {
             return Some((child, seen));
         }
         g.refresh(id);
     }
-}
-
-/// A node's (upper, lower) bounds: all a parent's refresh reads of it.
-type Bounds<S> = (S, S);
-
-fn bounds<S: Score>(g: &Graph<'_, S>, id: NodeId) -> Bounds<S> {
-    let b = &g.bounds[id as usize];
-    (b.ub, b.lb)
 }
 
 /// Runs the search; see the module docs.
@@ -110,7 +102,7 @@ pub fn run<S: Score>(
         // still valid bounds). Most passes change nothing a few levels up.
         let mut child = id;
         for &(p, seen) in path.iter().rev() {
-            if bounds(g, child) != seen {
+            if g.bounds[child as usize] != seen {
                 g.refresh(p);
             }
             child = p;
