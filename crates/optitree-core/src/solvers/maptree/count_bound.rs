@@ -14,8 +14,10 @@
 //! Hence `opt(J, d) ≥ g(d, a, b)` with, by induction on m,
 //! `g(d, a, b) = min([m > G]·lp(d) − LL(a, b), −lsp(d) + φ(m) + min over count partitions of
 //! g(d+1, a', b') + g(d+1, a − a', b − b'))`, tabulated for small counts and depths. Outside the
-//! table the closed form `min([m > G]·lp(d) − LL, −lsp(d) + φ(m) − LLperf)` (the same facts
-//! without the recursion) takes over; it is below `g`, so the two can be mixed freely.
+//! table the closed form `min([m > G]·lp(d) − LL, −lsp(d) + φ(m) − LLperf + c(d+1, ⌈m/2⌉))`
+//! (the same facts, one level deep, without the recursion) takes over, where
+//! `c(d, s) = [s > G]·min(lp(d), −lsp(d) + φ(s))` is what the larger child's prior surely costs;
+//! it is below `g`, so the two can be mixed freely.
 
 use super::model::Posterior;
 use crate::data::Dataset;
@@ -185,9 +187,30 @@ impl<'m> CountBound<'m> {
 
     /// The bound without recursion, valid at any depth and for any counts.
     fn closed(&self, d: u32, a: u64, b: u64) -> f64 {
-        let split = -self.model.log_split(d) + self.phi(a + b)
-            - self.model.log_likelihood_perfect_two(a, b);
+        let split = -self.model.log_split(d) + self.phi(a + b) + self.children(d, a, b);
         self.leaf(d, a, b).min(split)
+    }
+
+    /// A lower bound on what the two children of a split at depth `d` of counts `(a, b)` cost
+    /// together, without recursion: their leaves' likelihood is at least the perfect split's
+    /// (Lemmas 13-14), and the larger child, of at least ⌈m/2⌉ rows, pays [`Self::prior_floor`]
+    /// on top (it splits or is a leaf; either way its prior costs something once it must hold
+    /// two distinct rows).
+    fn children(&self, d: u32, a: u64, b: u64) -> f64 {
+        -self.model.log_likelihood_perfect_two(a, b) + self.prior_floor(d + 1, (a + b).div_ceil(2))
+    }
+
+    /// The least prior a subtree of at least `m` rows at depth `d` pays beyond its leaves'
+    /// likelihood: with more rows than the largest group of identical rows it is splittable, so
+    /// as a leaf it pays the leaf prior, and as a split the split prior and `φ(m)`; with fewer,
+    /// nothing is certain. Nondecreasing in `m`.
+    fn prior_floor(&self, d: u32, m: u64) -> f64 {
+        if m <= self.largest_group {
+            return 0.0;
+        }
+        let leaf = -self.model.log_leaf_splittable(d);
+        let split = -self.model.log_split(d) + self.phi(m);
+        leaf.min(split)
     }
 
     /// One level of the recursion, with `below(a', b')` bounding a child one level deeper:
@@ -238,7 +261,7 @@ impl<'m> CountBound<'m> {
         let parts = if d <= MAX_DEPTH && (a as usize) <= self.max_a && (b as usize) <= self.max_b {
             self.parts[d as usize][a as usize * (self.max_b + 1) + b as usize]
         } else {
-            -self.model.log_likelihood_perfect_two(a, b)
+            self.children(d, a, b)
         };
         // Plain comparisons: no NaN can occur, and this is the fast mode's innermost call.
         let (phi, ln_valid) = (self.phi(a + b), self.model.ln_count(n_valid));
@@ -293,20 +316,25 @@ mod tests {
     #[test]
     fn table_matches_the_recursion_and_stays_below_the_closed_form_split() {
         let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).expect("valid");
-        let bound = CountBound::new(&model, 1, 6, 5);
         fn g(bound: &CountBound<'_>, d: u32, a: usize, b: usize) -> f64 {
             if d > MAX_DEPTH {
                 return bound.closed(d, a as u64, b as u64);
             }
             bound.recurse(d, a, b, |x, y| g(bound, d + 1, x, y)).0
         }
-        for (a, b) in [(1, 0), (0, 1), (2, 1), (3, 3), (6, 5)] {
-            for d in [0, 3, MAX_DEPTH] {
-                let t = bound.subtree(d, a as u64, b as u64);
-                assert!((t - g(&bound, d, a, b)).abs() < 1e-12, "({a},{b}) at {d}");
-                assert!(t >= bound.closed(d, a as u64, b as u64) - 1e-12);
+        // The closed form (with the larger child's prior) is itself below the recursion, for
+        // groups of identical rows of every size.
+        for group in [1, 2, 3] {
+            let bound = CountBound::new(&model, group, 6, 5);
+            for (a, b) in [(1, 0), (0, 1), (2, 1), (3, 3), (6, 5), (6, 0)] {
+                for d in [0, 3, MAX_DEPTH] {
+                    let t = bound.subtree(d, a as u64, b as u64);
+                    assert!((t - g(&bound, d, a, b)).abs() < 1e-12, "({a},{b}) at {d}");
+                    assert!(t >= bound.closed(d, a as u64, b as u64) - 1e-12);
+                }
             }
         }
+        let bound = CountBound::new(&model, 1, 6, 5);
         // One row is a leaf that cannot split.
         let one = bound.subtree(2, 1, 0);
         assert_eq!(one, -model.log_likelihood(&[1, 0]));
