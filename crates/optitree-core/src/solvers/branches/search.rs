@@ -202,7 +202,7 @@ fn build<S: Score>(
         return leaf(correct);
     }
     let node = &g.nodes[id as usize];
-    if !node.expanded && node.stump() != NONE {
+    if node.stump() != NONE {
         // The look-ahead's one-split tree is this node's incumbent.
         *splits += 1;
         let f = node.stump() as usize;
@@ -215,7 +215,7 @@ fn build<S: Score>(
             children,
         };
     }
-    if !node.expanded || node.best() == NONE {
+    if node.best() == NONE {
         return leaf(correct);
     }
     *splits += 1;
