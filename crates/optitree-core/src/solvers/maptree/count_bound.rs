@@ -280,6 +280,28 @@ impl<'m> CountBound<'m> {
         self.subtree_divided(d, a, b, n_valid) - SLACK_PER_ROW * (a + b) as f64
     }
 
+    /// The lower bound a fresh node at `depth` with counts `(a, b)` gets when its valid features
+    /// are known (`children`: the class counts of each one's `= 1` side): the Perfect Split with
+    /// `ln |V|` and its [`Self::look_ahead`], whichever is higher; an unsplittable node's exact
+    /// cost. `floor` is scratch space.
+    pub fn fresh(
+        &self,
+        depth: u32,
+        (a, b): (u64, u64),
+        children: &[(u64, u64)],
+        floor: &mut ValidFloor,
+    ) -> f64 {
+        let n_valid = children.len();
+        let perfect_split = self.model.heuristic_known_splits(depth, &[a, b], n_valid);
+        if n_valid == 0 {
+            return perfect_split;
+        }
+        floor.reset(a + b, children.iter().map(|&(a1, b1)| a1 + b1));
+        let children = children.iter().copied();
+        // Both are lower bounds; the look-ahead is usually far tighter.
+        perfect_split.max(self.look_ahead(depth, (a, b), children, n_valid, floor))
+    }
+
     /// Lower bound of a fresh splittable node at `depth` with counts `(a, b)`: its own leaf, or
     /// its cheapest real split (`children`: the counts of each valid feature's `= 1` side) with
     /// both children bounded by counts and by the features `floor` says must divide them.

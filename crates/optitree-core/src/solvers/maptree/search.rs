@@ -671,20 +671,9 @@ impl<'a> Search<'a> {
                 Some(bound) => {
                     let mut children = std::mem::take(&mut self.scratch_children);
                     one_side_counts(data, rows, total, candidates, &mut children);
+                    let parent = (counts[0], counts[1]);
+                    let lb = bound.fresh(depth, parent, &children, &mut self.scratch_floor);
                     let n_valid = children.len();
-                    let perfect_split = self.model.heuristic_known_splits(depth, &counts, n_valid);
-                    let lb = if n_valid == 0 {
-                        perfect_split
-                    } else {
-                        // Both are lower bounds; the look-ahead is usually far tighter.
-                        let parent = (counts[0], counts[1]);
-                        let ones = children.iter().map(|&(a1, b1)| a1 + b1);
-                        self.scratch_floor.reset(total, ones);
-                        let children = children.iter().copied();
-                        let look =
-                            bound.look_ahead(depth, parent, children, n_valid, &self.scratch_floor);
-                        perfect_split.max(look)
-                    };
                     self.scratch_children = children;
                     (lb, n_valid)
                 }
