@@ -52,14 +52,16 @@ def check_int(
     """An integer ``>= low`` (``None`` allowed if ``allow_none``)."""
     if value is None and allow_none:
         return None
+    # `type(...) is int` first: the abstract-class check is slow, and plain ints are the rule.
+    integral = type(value) is int or (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    )
+    if integral and (low is None or value >= low):
+        return int(value)
     allowed = "an integer" + (f" >= {low}" if low is not None else "")
     if allow_none:
         allowed += " or None"
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
-    if low is not None and value < low:
-        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
-    return int(value)
+    raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
 
 
 def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:

@@ -48,11 +48,15 @@ class CategoricalView:
     source : list of (int, float or None)
         For each core feature, the input column it comes from and, for a binarised numeric
         column, the threshold ``t`` (code 0 means ``x <= t``).
+    identity : bool
+        Every core feature is the input column of the same index, none binarised (a tree over
+        core features is already a tree over the input columns).
     """
 
     codes: np.ndarray
     n_values: list[int]
     source: list[tuple[int, float | None]] = field(default_factory=list)
+    identity: bool = False
 
 
 def categorical_view(
@@ -76,6 +80,7 @@ def categorical_view(
             codes,
             [len(cats) for cats in enc.categories],
             [(j, None) for j in range(codes.shape[1])],
+            identity=True,
         )
     columns: list[np.ndarray] = []
     n_values: list[int] = []
@@ -109,7 +114,8 @@ def tree_from_core(
     kind = np.array(arrays["kind"], dtype=np.int8)
     feature = np.array(arrays["feature"], dtype=np.int64)
     threshold = np.array(arrays["threshold"], dtype=np.float64)
-    for i in np.flatnonzero(kind == CATEGORY):
+    categorical_nodes = [] if view.identity else np.flatnonzero(kind == CATEGORY)
+    for i in categorical_nodes:
         column, t = view.source[feature[i]]
         feature[i] = column
         if t is not None:

@@ -37,10 +37,10 @@ def exact_penalty(penalty: Any) -> Fraction:
         check_real("penalty", penalty, low=0, high=1)
         # The shortest decimal text of a float is what the user typed: 0.1 -> 1/10 exactly.
         value = Fraction(repr(float(penalty)))
-    if not 0 <= value <= 1:
+    # Integer comparisons (a fit's fixed cost counts on small data); denominators are positive.
+    if not 0 <= value.numerator <= value.denominator:
         raise InvalidParameterError(f"penalty must be in [0, 1], got {penalty!r}")
-    limited = value.limit_denominator(10**12)
-    if limited != value:
+    if value.denominator > 10**12:
         raise InvalidParameterError(
             f"penalty {penalty!r} needs more than 12 significant digits; round it"
         )
@@ -174,7 +174,7 @@ class BranchesClassifier(BaseTreeClassifier):
             check_choice("categorical", self.categorical, ("auto", "all"))
             if self.categorical == "all":
                 n = X.shape[1] if hasattr(X, "shape") else len(np.asarray(X, dtype=object)[0])
-                return list(X.columns) if hasattr(X, "columns") else list(range(n))
+                return [True] * n  # a mask: nothing to look up
             return integer_columns(X)
         return self.categorical
 
