@@ -75,7 +75,7 @@ impl SubsetCounter {
         }
         #[cfg(target_arch = "x86_64")]
         {
-            self.wide = self.len >= WIDE_WORDS && std::is_x86_feature_detected!("avx512vpopcntdq");
+            self.wide = self.len >= WIDE_WORDS && super::popcount::has_vector_popcount();
         }
         self.runs.clear();
         if self.wide {

@@ -4,6 +4,7 @@ pub mod bitset;
 pub mod counter;
 pub mod dataset;
 pub mod factorize;
+pub mod popcount;
 
 pub use bitset::Bitset;
 pub use counter::SubsetCounter;

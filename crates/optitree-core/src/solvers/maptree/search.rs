@@ -20,6 +20,7 @@ use super::count_bound::{largest_group, CountBound, ValidFloor};
 use super::graph::{Graph, DEFERRED, NONE};
 use super::model::Posterior;
 use super::small::{SmallProblem, SMALL_ROWS};
+use crate::data::popcount::{intersection_counts, intersection_counts2};
 use crate::data::{Bitset, Dataset};
 use crate::search::{Budget, ProgressBoard, Snapshot, Status};
 
@@ -73,13 +74,7 @@ fn one_side_counts(
     let class1 = data.rows_of_class(1).words();
     let rows = rows.words();
     for &f in candidates {
-        let ones = data.rows_with(f, 1).words();
-        let (mut n1, mut b1) = (0u64, 0u64);
-        for ((&r, &o), &c) in rows.iter().zip(ones).zip(class1) {
-            let w = r & o;
-            n1 += u64::from(w.count_ones());
-            b1 += u64::from((w & c).count_ones());
-        }
+        let (n1, b1) = intersection_counts2(rows, data.rows_with(f, 1).words(), class1);
         if n1 > 0 && n1 < total {
             out.push((n1 - b1, b1));
         }
@@ -590,15 +585,7 @@ impl<'a> Search<'a> {
                         *count = (x & y).count_ones();
                     }
                 }
-                _ => {
-                    for (count, y) in counts.iter_mut().zip(later.chunks_exact(width)) {
-                        *count = column_i
-                            .iter()
-                            .zip(y)
-                            .map(|(a, b)| (a & b).count_ones())
-                            .sum();
-                    }
-                }
+                _ => intersection_counts(column_i, later, counts),
             }
             // j divides i's `= 1` child when some but not all of it has j = 1, and so on; one
             // element-wise pass over the later features (vectorised).
