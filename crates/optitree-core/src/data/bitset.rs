@@ -130,23 +130,14 @@ impl Bitset {
     /// `|self ∩ other|` without allocating.
     pub fn intersection_count(&self, other: &Bitset) -> u64 {
         debug_assert_eq!(self.len, other.len);
-        self.words
-            .iter()
-            .zip(&other.words)
-            .map(|(a, b)| u64::from((a & b).count_ones()))
-            .sum()
+        super::popcount::intersection_count(&self.words, &other.words)
     }
 
     /// `|self ∩ a ∩ b|` without allocating: counts a child's class members before deciding
     /// whether the child's row set needs to be materialised at all.
     pub fn intersection_count3(&self, a: &Bitset, b: &Bitset) -> u64 {
         debug_assert!(self.len == a.len && self.len == b.len);
-        self.words
-            .iter()
-            .zip(&a.words)
-            .zip(&b.words)
-            .map(|((x, y), z)| u64::from((x & y & z).count_ones()))
-            .sum()
+        super::popcount::intersection_count3(&self.words, &a.words, &b.words)
     }
 
     /// Iterates the members of `self ∩ other` in increasing order, without allocating.

@@ -18,58 +18,68 @@ pub fn has_vector_popcount() -> bool {
     }
 }
 
-/// For each `column.len()`-word column of `others` in order, `Σ popcount(column & other)`,
-/// written into `out` (one entry per column).
-pub fn intersection_counts(column: &[u64], others: &[u64], out: &mut [u32]) {
-    #[cfg(target_arch = "x86_64")]
-    if column.len() >= WIDE_WORDS && has_vector_popcount() {
-        #[allow(unsafe_code)]
-        // SAFETY: the processor has the features the function is compiled for (checked above).
-        return unsafe { intersection_counts_avx512(column, others, out) };
+/// Defines a public function whose body is compiled twice, portably and for AVX-512's vector
+/// popcount, and which runs the latter when the processor has it and the first argument spans
+/// at least [`WIDE_WORDS`] words.
+macro_rules! vectorised {
+    ($(#[$doc:meta])* pub fn $name:ident($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) -> $ret:ty $body:block) => {
+        $(#[$doc])*
+        pub fn $name($first: $first_ty $(, $arg: $ty)*) -> $ret {
+            #[inline(always)]
+            fn portable($first: $first_ty $(, $arg: $ty)*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+            fn wide($first: $first_ty $(, $arg: $ty)*) -> $ret {
+                portable($first $(, $arg)*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if $first.len() >= WIDE_WORDS && has_vector_popcount() {
+                #[allow(unsafe_code)]
+                // SAFETY: the processor has the features `wide` is compiled for (checked above).
+                return unsafe { wide($first $(, $arg)*) };
+            }
+            portable($first $(, $arg)*)
+        }
+    };
+}
+
+vectorised! {
+    /// `Σ popcount(a & b)` over the words.
+    pub fn intersection_count(a: &[u64], b: &[u64]) -> u64 {
+        a.iter().zip(b).map(|(x, y)| u64::from((x & y).count_ones())).sum()
     }
-    intersection_counts_portable(column, others, out);
 }
 
-#[inline(always)]
-fn intersection_counts_portable(column: &[u64], others: &[u64], out: &mut [u32]) {
-    for (count, other) in out.iter_mut().zip(others.chunks_exact(column.len())) {
-        let both = column.iter().zip(other);
-        *count = both.map(|(a, b)| (a & b).count_ones()).sum();
+vectorised! {
+    /// `Σ popcount(a & b & c)` over the words.
+    pub fn intersection_count3(a: &[u64], b: &[u64], c: &[u64]) -> u64 {
+        let words = a.iter().zip(b).zip(c);
+        words.map(|((x, y), z)| u64::from((x & y & z).count_ones())).sum()
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn intersection_counts_avx512(column: &[u64], others: &[u64], out: &mut [u32]) {
-    intersection_counts_portable(column, others, out);
-}
-
-/// `(Σ popcount(rows & ones), Σ popcount(rows & ones & class))` over the words.
-pub fn intersection_counts2(rows: &[u64], ones: &[u64], class: &[u64]) -> (u64, u64) {
-    #[cfg(target_arch = "x86_64")]
-    if rows.len() >= WIDE_WORDS && has_vector_popcount() {
-        #[allow(unsafe_code)]
-        // SAFETY: the processor has the features the function is compiled for (checked above).
-        return unsafe { intersection_counts2_avx512(rows, ones, class) };
+vectorised! {
+    /// For each `column.len()`-word column of `others` in order, `Σ popcount(column & other)`,
+    /// written into `out` (one entry per column).
+    pub fn intersection_counts(column: &[u64], others: &[u64], out: &mut [u32]) -> () {
+        for (count, other) in out.iter_mut().zip(others.chunks_exact(column.len())) {
+            let both = column.iter().zip(other);
+            *count = both.map(|(a, b)| (a & b).count_ones()).sum();
+        }
     }
-    intersection_counts2_portable(rows, ones, class)
 }
 
-#[inline(always)]
-fn intersection_counts2_portable(rows: &[u64], ones: &[u64], class: &[u64]) -> (u64, u64) {
-    let (mut n, mut c) = (0u64, 0u64);
-    for ((&r, &o), &k) in rows.iter().zip(ones).zip(class) {
-        let w = r & o;
-        n += u64::from(w.count_ones());
-        c += u64::from((w & k).count_ones());
+vectorised! {
+    /// `(Σ popcount(rows & ones), Σ popcount(rows & ones & class))` over the words.
+    pub fn intersection_counts2(rows: &[u64], ones: &[u64], class: &[u64]) -> (u64, u64) {
+        let (mut n, mut c) = (0u64, 0u64);
+        for ((&r, &o), &k) in rows.iter().zip(ones).zip(class) {
+            let w = r & o;
+            n += u64::from(w.count_ones());
+            c += u64::from((w & k).count_ones());
+        }
+        (n, c)
     }
-    (n, c)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn intersection_counts2_avx512(rows: &[u64], ones: &[u64], class: &[u64]) -> (u64, u64) {
-    intersection_counts2_portable(rows, ones, class)
 }
 
 #[cfg(test)]
