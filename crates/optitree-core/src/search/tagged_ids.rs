@@ -43,13 +43,34 @@ impl TaggedIds {
         self.slots.len() * std::mem::size_of::<u64>()
     }
 
-    /// Bytes alive at the peak of the next growth (the old and the new array together).
-    pub fn peak_bytes(&self) -> usize {
-        self.bytes() + self.grown_len() * std::mem::size_of::<u64>()
+    /// The most bytes the table holds at any moment while `inserts` more ids are added: its
+    /// array, or, when those inserts make it grow, the old and new arrays of the largest growth
+    /// together. A search that checks its memory between steps of at most `inserts` inserts
+    /// stays within its limit counting this, without reserving room for a growth that is not
+    /// due yet (counting the next growth's arrays always was up to a fifth of a MAPTree search's
+    /// accounted memory).
+    pub fn peak_bytes_within(&self, inserts: usize) -> usize {
+        let (target, mut len) = (self.len + inserts, self.slots.len());
+        let mut peak = len;
+        while Self::crowded(target, len) {
+            let grown = Self::grown(len);
+            peak = peak.max(len + grown);
+            len = grown;
+        }
+        peak * std::mem::size_of::<u64>()
+    }
+
+    /// Whether `entries` ids in `slots` slots are too many (probes grow long past 3/4 full).
+    fn crowded(entries: usize, slots: usize) -> bool {
+        4 * entries > 3 * slots
+    }
+
+    fn grown(slots: usize) -> usize {
+        slots + slots / 2
     }
 
     fn grown_len(&self) -> usize {
-        self.slots.len() + self.slots.len() / 2
+        Self::grown(self.slots.len())
     }
 
     fn tag(hash: u64) -> u32 {
@@ -60,7 +81,7 @@ impl TaggedIds {
     pub fn insert(&mut self, hash: u64, id: u32) {
         debug_assert_ne!(id, u32::MAX);
         // Linear probing stays short below three quarters full.
-        if 4 * (self.len + 1) > 3 * self.slots.len() {
+        if Self::crowded(self.len + 1, self.slots.len()) {
             self.grow();
         }
         Self::place(&mut self.slots, Self::tag(hash), id);
@@ -131,6 +152,27 @@ mod tests {
 
     /// Against a plain map from hashes to id lists, through several growths, with hashes that
     /// share their upper half (same tag) and hashes stored more than once.
+    /// The peak within some inserts is the array alone until a growth is due, then the old and
+    /// new arrays of the growth, and it matches what the inserts really allocate.
+    #[test]
+    fn peak_within_some_inserts_counts_only_the_growths_they_cause() {
+        let mut table = TaggedIds::default();
+        assert_eq!(table.peak_bytes_within(0), 16 * 8);
+        assert_eq!(table.peak_bytes_within(12), 16 * 8); // 12 of 16 slots: not crowded
+        assert_eq!(table.peak_bytes_within(13), (16 + 24) * 8);
+        assert_eq!(table.peak_bytes_within(19), (24 + 36) * 8); // two growths: the later peak
+        for id in 0..13u32 {
+            let before = table.peak_bytes_within(1);
+            table.insert(u64::from(id) << 40, id);
+            assert!(
+                table.bytes() <= before,
+                "insert {id} allocated more than announced"
+            );
+        }
+        assert_eq!(table.bytes(), 24 * 8);
+        assert_eq!(table.peak_bytes_within(6), (24 + 36) * 8);
+    }
+
     #[test]
     fn finds_every_id_stored_under_a_hash() {
         let mut rng = SplitMix::new(3);

@@ -478,22 +478,26 @@ impl<'d, S: Score> Graph<'d, S> {
     /// node per value of every feature. (2^31 nodes would take well over 100 GB: a memory limit
     /// stops any real search long before.)
     pub fn room_for_expansion(&self) -> bool {
+        self.nodes.len() + self.most_new_nodes() < Slot::MAX_ID as usize
+    }
+
+    /// The most nodes one expansion adds: one per value of every feature.
+    fn most_new_nodes(&self) -> usize {
         let cells = self.offsets.last().copied().unwrap_or(0); // (classes + 1) per value
-        let most_new = cells / (self.data.n_classes() + 1);
-        self.nodes.len() + most_new < Slot::MAX_ID as usize
+        cells / (self.data.n_classes() + 1)
     }
 
     /// All the bytes the search holds: row sets and split records, the node arena's chunks,
     /// the list of expansions at its allocated capacity (growth by doubling reserves up to twice
-    /// what is in use, and that memory is as real to the machine as the rest) and the memo with
-    /// its next growth.
+    /// what is in use, and that memory is as real to the machine as the rest) and the memo,
+    /// with the peak of its growth when the next expansion may cause one.
     pub fn memory(&self) -> usize {
         self.bytes
             + self.scratch.tables.bytes()
             + self.nodes.bytes()
             + self.bounds.bytes()
             + self.expansions.capacity() * std::mem::size_of::<Expansion>()
-            + self.memo.peak_bytes()
+            + self.memo.peak_bytes_within(self.most_new_nodes())
     }
 
     /// Hands the nodes and the memo to a thread that frees them: a search stopped by its time

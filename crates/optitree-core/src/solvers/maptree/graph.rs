@@ -93,7 +93,9 @@ pub struct Graph<'a> {
     pub data: &'a Dataset,
     pub or: Arena<OrNode>,
     pub and: Arena<AndNode>,
-    pub expansions: Vec<Expansion>,
+    /// Chunked, like the nodes: a list that grew by doubling would reserve up to twice its
+    /// size at once (40 MB on heart's 600k expansions), past what the memory limit foresees.
+    pub expansions: Arena<Expansion>,
     cache: TaggedIds,
     /// Cache candidates (same upper half of the hash) that held another subset or depth (kept
     /// apart, as they must be).
@@ -131,7 +133,7 @@ impl<'a> Graph<'a> {
             data,
             or: Arena::new(),
             and: Arena::new(),
-            expansions: Vec::new(),
+            expansions: Arena::new(),
             cache: TaggedIds::default(),
             hash_collisions: 0,
             divider_bytes: 0,
@@ -314,13 +316,13 @@ impl<'a> Graph<'a> {
         })
     }
 
-    /// Bytes held by the graph, counting the cache at the peak of its next growth (its old and
-    /// new tables alive together): the memory limit must hold through that peak too.
+    /// Bytes held by the graph, counting the cache at the peak of a growth (its old and new
+    /// tables alive together) when the next expansion may cause one: the memory limit must hold
+    /// through that peak too. An expansion adds at most two nodes per feature.
     pub fn memory(&self) -> usize {
-        let table = self.cache.peak_bytes();
+        let table = self.cache.peak_bytes_within(2 * self.data.n_features());
         // A run list is one small heap block: four runs plus the allocator's header.
-        let records = self.expansions.capacity() * std::mem::size_of::<Expansion>()
-            + self.expansions.len() * 48;
+        let records = self.expansions.bytes() + self.expansions.len() * 48;
         let rows = self.kept_rows.len() * self.blocks_per_chunk * self.words * 8;
         self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table + rows
     }
