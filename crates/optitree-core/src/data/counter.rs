@@ -19,8 +19,9 @@ pub struct SubsetCounter {
     /// long runs).
     runs: Vec<(u32, u32)>,
     n_classes: usize,
-    /// Class-major: `masked[k * len + j]` = non-empty word `index[j]` of the rows, masked by
-    /// class `k`, where `len` counts the non-empty words.
+    /// Non-empty word `index[j]` of the rows masked by class `k`: at `j * n_classes + k` for the
+    /// word-by-word loop (a value word is loaded once for every class), class-major at
+    /// `k * len + j` when `wide` (each class's words contiguous along a run, as vectors want).
     masked: Vec<u64>,
     len: usize,
     /// Count with AVX-512's vector popcount, run by run: the processor has it and the rows
@@ -64,18 +65,21 @@ impl SubsetCounter {
                 .map(|i| i as u32),
         );
         self.len = self.index.len();
-        self.masked.clear();
-        for k in 0..self.n_classes {
-            let class = data.rows_of_class(k).words();
-            (self.masked).extend(
-                self.index
-                    .iter()
-                    .map(|&i| words[i as usize] & class[i as usize]),
-            );
-        }
         #[cfg(target_arch = "x86_64")]
         {
             self.wide = self.len >= WIDE_WORDS && super::popcount::has_vector_popcount();
+        }
+        self.masked.clear();
+        let masked =
+            |k: usize, i: u32| words[i as usize] & data.rows_of_class(k).words()[i as usize];
+        if self.wide {
+            for k in 0..self.n_classes {
+                (self.masked).extend(self.index.iter().map(|&i| masked(k, i)));
+            }
+        } else {
+            for &i in &self.index {
+                (self.masked).extend((0..self.n_classes).map(|k| masked(k, i)));
+            }
         }
         self.runs.clear();
         if self.wide {
@@ -101,20 +105,21 @@ impl SubsetCounter {
         if let [first, second] = out {
             // Two classes (most data): the running counts stay in registers.
             let (mut a, mut b) = (0u64, 0u64);
-            let (m0, m1) = self.masked.split_at(self.len);
-            for ((&i, x), y) in self.index.iter().zip(m0).zip(m1) {
+            for (&i, classes) in self.index.iter().zip(self.masked.chunks_exact(2)) {
                 let value = values[i as usize];
-                a += u64::from((x & value).count_ones());
-                b += u64::from((y & value).count_ones());
+                a += u64::from((classes[0] & value).count_ones());
+                b += u64::from((classes[1] & value).count_ones());
             }
             (*first, *second) = (a, b);
             return a + b;
         }
         out.iter_mut().for_each(|x| *x = 0);
-        for (j, &i) in self.index.iter().enumerate() {
+        // One pass over the words, every class at once (the value word is loaded once).
+        let per_word = self.masked.chunks_exact(self.n_classes);
+        for (&i, classes) in self.index.iter().zip(per_word) {
             let value = values[i as usize];
-            for (k, slot) in out.iter_mut().enumerate() {
-                *slot += u64::from((self.masked[k * self.len + j] & value).count_ones());
+            for (slot, &m) in out.iter_mut().zip(classes) {
+                *slot += u64::from((m & value).count_ones());
             }
         }
         out.iter().sum()
