@@ -69,10 +69,6 @@ impl TaggedIds {
         slots + slots / 2
     }
 
-    fn grown_len(&self) -> usize {
-        Self::grown(self.slots.len())
-    }
-
     fn tag(hash: u64) -> u32 {
         (hash >> 32) as u32
     }
@@ -112,9 +108,10 @@ impl TaggedIds {
 
     fn grow(&mut self) {
         // Advised before it is filled: pages written before the advice stay small.
-        let mut slots = Vec::with_capacity(self.grown_len());
+        let grown = Self::grown(self.slots.len());
+        let mut slots = Vec::with_capacity(grown);
         super::huge_pages::advise(&slots);
-        slots.resize(self.grown_len(), EMPTY);
+        slots.resize(grown, EMPTY);
         for &slot in self.slots.iter().filter(|&&s| s != EMPTY) {
             Self::place(&mut slots, (slot >> 32) as u32, slot as u32);
         }
@@ -150,8 +147,6 @@ mod tests {
     use super::*;
     use crate::search::SplitMix;
 
-    /// Against a plain map from hashes to id lists, through several growths, with hashes that
-    /// share their upper half (same tag) and hashes stored more than once.
     /// The peak within some inserts is the array alone until a growth is due, then the old and
     /// new arrays of the growth, and it matches what the inserts really allocate.
     #[test]
@@ -173,6 +168,8 @@ mod tests {
         assert_eq!(table.peak_bytes_within(6), (24 + 36) * 8);
     }
 
+    /// Against a plain map from hashes to id lists, through several growths, with hashes that
+    /// share their upper half (same tag) and hashes stored more than once.
     #[test]
     fn finds_every_id_stored_under_a_hash() {
         let mut rng = SplitMix::new(3);
