@@ -1230,6 +1230,27 @@ impl<'d, S: Score> Graph<'d, S> {
         });
     }
 
+    /// Refreshes the children of split `split` of the expanded node `parent` (see
+    /// [`Graph::refresh`]); returns whether any child's bounds changed. A child shared with
+    /// another parent may have improved through it since `parent` last looked.
+    pub fn refresh_children(&mut self, parent: NodeId, split: usize) -> bool {
+        let mut kids = std::mem::take(&mut self.scratch.kids);
+        kids.clear();
+        let children = self.splits_of(parent).children(split).iter();
+        kids.extend(children.filter_map(|s| s.id()));
+        for &c in &kids {
+            prefetch(&self.nodes[c as usize]);
+        }
+        let mut changed = false;
+        for &c in &kids {
+            let before = self.bounds[c as usize];
+            self.refresh(c);
+            changed |= self.bounds[c as usize] != before;
+        }
+        self.scratch.kids = kids;
+        changed
+    }
+
     /// Recomputes a node's bounds, incumbent and top split from its children's current values,
     /// and drops the splits that can no longer beat the incumbent.
     pub fn refresh(&mut self, id: NodeId) {
