@@ -943,8 +943,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--round-cap",
         type=float,
-        default=30.0,
-        help="a method whose fit took longer is timed once (default 30 s)",
+        default=20.0,
+        help="a method whose fit took longer is timed once (default 20 s)",
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
