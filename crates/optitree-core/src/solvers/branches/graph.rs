@@ -1405,6 +1405,38 @@ mod tests {
         assert_eq!(&distinct_partitions(&data)[..], &[0, 1, 5]);
     }
 
+    /// A child whose bounds lag behind its own expansion (as when it was expanded through
+    /// another parent) is brought up to date, and the call says so; once current, it does not.
+    #[test]
+    fn refreshing_children_reports_a_child_that_lagged() {
+        // Labels are the parity of three binary features: every child of the root needs three
+        // more splits, so expanding one tightens its upper bound below purification's.
+        let codes: Vec<u32> = (0..8u32)
+            .flat_map(|r| [r & 1, r >> 1 & 1, r >> 2])
+            .collect();
+        let labels: Vec<u32> = (0..8u32).map(|r| r.count_ones() % 2).collect();
+        let data = Dataset::new(&codes, 3, &labels, None, None, None).expect("valid");
+        let scale = Scale::<i64>::new(1, 100, 8, 8).expect("fits");
+        let limits = Limits {
+            max_depth: None,
+            min_samples_leaf: 1,
+        };
+        let mut g = Graph::new(&data, scale, None, limits);
+        let root = g.add_root().expect("the root is open");
+        g.expand(root);
+        g.refresh(root);
+        let top = g.nodes[root as usize].top as usize;
+        assert!(!g.refresh_children(root, top), "nothing changed yet");
+        let child = g.splits_of(root).children(top)[0]
+            .id()
+            .expect("an open child");
+        let before = g.bounds[child as usize];
+        g.expand(child); // its bounds are stale until refreshed
+        assert!(g.refresh_children(root, top));
+        assert!(g.bounds[child as usize].ub < before.ub);
+        assert!(!g.refresh_children(root, top), "now current");
+    }
+
     #[test]
     fn hashing_an_intersection_equals_hashing_it_built() {
         let n = 333;
