@@ -37,6 +37,8 @@ fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, B
         // may have improved through it (10% fewer expansions on most instances).
         if g.refresh_children(id, top) {
             g.refresh(id);
+            // `top` is an index: should dropped splits shift another split onto it, that split
+            // is the top now (its children merely not refreshed this round).
             let node = &g.nodes[id as usize];
             if g.bounds[id as usize].complete() || node.top as usize != top {
                 continue;
