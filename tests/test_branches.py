@@ -1051,6 +1051,20 @@ def test_anytime_result_under_limits(name, lam, kind, amount):
         assert (again.lower_bound_, again.upper_bound_) == (clf.lower_bound_, clf.upper_bound_)
 
 
+def test_wide_numeric_data_returns_at_its_time_limit():
+    """(9) 6,000 candidate thresholds: one descent tightens splits for a long time before it
+    expands anything, and the time limit still stops it with a valid anytime tree."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 20))
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=300) > 0).astype(int)
+    with pytest.warns(NotProvenOptimalWarning, match="time_limit"):
+        clf = BranchesClassifier(penalty=0.01, time_limit=0.3).fit(X, y)
+    assert clf.status_ == "time_limit"
+    assert clf.lower_bound_ <= clf.upper_bound_
+    assert abs(clf.objective_ - clf.lower_bound_) <= TOL
+    assert abs(clf.objective_ - (clf.score(X, y) - 0.01 * clf.get_n_splits())) <= TOL
+
+
 def test_isolation_between_fits_in_one_process():
     """(10) The sequence that broke the reference's global memo (spec §3.11-1)."""
     sequence = [("monk1-o", 0.01, 0.9), ("monk1-o", 0.001, 0.99), ("monk3-o", 0.001, 0.987)]

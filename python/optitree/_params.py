@@ -7,6 +7,7 @@ value received and what is allowed, and returns the value in canonical form.
 from __future__ import annotations
 
 import numbers
+import time
 from typing import Any
 
 from optitree.exceptions import InvalidParameterError
@@ -70,6 +71,15 @@ def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
         listed = ", ".join(repr(c) for c in choices)
         raise InvalidParameterError(f"{name} must be one of {listed}; got {value!r}")
     return value
+
+
+def time_left(time_limit: float | None, started: float) -> float | None:
+    """What remains of ``time_limit`` seconds counted from ``started`` (a ``time.perf_counter``
+    reading), for the search: a fit's limit covers its preparation too (binarising wide numeric
+    data can take a while). Never zero, so that the search still returns its first incumbent."""
+    if time_limit is None:
+        return None
+    return max(time_limit - (time.perf_counter() - started), 1e-6)
 
 
 def check_time_limit(value: Any) -> float | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import warnings
 from fractions import Fraction
 from typing import Any
@@ -16,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from optitree import _core
-from optitree._params import check_choice, check_int, check_real, check_time_limit
+from optitree._params import (
+    check_choice,
+    check_int,
+    check_real,
+    check_time_limit,
+    time_left,
+)
 from optitree.base import BaseTreeClassifier, integer_columns
 from optitree.exceptions import InternalError, InvalidParameterError
 
@@ -86,7 +93,8 @@ class BranchesClassifier(BaseTreeClassifier):
         Fewest training rows a non-empty leaf may hold. (A multiway split may create empty
         leaves for categories absent from its rows; they predict like their parent.)
     time_limit : float or None, default=None
-        Seconds after which the search returns its best tree with status ``"time_limit"``.
+        Seconds, counted from the start of ``fit`` (preparing the data included), after which
+        the search returns its best tree with status ``"time_limit"``.
     memory_limit : int or None, default=None
         Bytes the search may hold; reaching it returns the best tree with status
         ``"memory_limit"``.
@@ -194,6 +202,7 @@ class BranchesClassifier(BaseTreeClassifier):
         -------
         self
         """
+        started = time.perf_counter()  # the time limit covers the whole fit
         penalty = exact_penalty(self.penalty)
         max_depth = check_int("max_depth", self.max_depth, low=0, allow_none=True)
         min_leaf = check_int("min_samples_leaf", self.min_samples_leaf, low=1)
@@ -229,7 +238,7 @@ class BranchesClassifier(BaseTreeClassifier):
             sample_weight=weights,
             max_depth=max_depth,
             min_samples_leaf=min_leaf,
-            time_limit=time_limit,
+            time_limit=time_left(time_limit, started),
             memory_limit=memory_limit,
             progress=_print_progress if verbose > 0 else None,
         )

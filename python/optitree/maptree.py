@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from typing import Any
 
 import numpy as np
 
 from optitree import _core
-from optitree._params import check_choice, check_int, check_real, check_time_limit
+from optitree._params import (
+    check_choice,
+    check_int,
+    check_real,
+    check_time_limit,
+    time_left,
+)
 from optitree.base import BaseTreeClassifier, integer_columns
 from optitree.exceptions import InternalError, InvalidParameterError
 from optitree.tree import Tree
@@ -49,7 +56,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
         Stop after this many expansions (status ``node_limit``); the search is deterministic,
         so this is the reproducible way to cap it.
     time_limit : float or None
-        Seconds; the best tree so far comes back with status ``time_limit``.
+        Seconds, counted from the start of ``fit`` (preparing the data included); the best tree
+        so far comes back with status ``time_limit``.
     memory_limit : int or None
         Bytes for the search graph; status ``memory_limit`` when reached.
     verbose : int, default=0
@@ -155,6 +163,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         -------
         self
         """
+        started = time.perf_counter()  # the time limit covers the whole fit
         alpha = check_real("alpha", self.alpha, low=0, high=1, low_open=True, high_open=True)
         beta = check_real("beta", self.beta, low=0)
         max_expansions = check_int("max_expansions", self.max_expansions, low=1, allow_none=True)
@@ -175,7 +184,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
             rho,
             n_classes=n_classes,
             max_expansions=max_expansions,
-            time_limit=time_limit,
+            time_limit=time_left(time_limit, started),
             memory_limit=memory_limit,
             progress=_print_progress if verbose > 0 else None,
             fast=mode == "fast",

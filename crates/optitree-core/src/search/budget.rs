@@ -179,6 +179,11 @@ impl Budget {
         &self.cancel
     }
 
+    /// The reason [`Budget::check`] has reported, if it has (without looking at the clock).
+    pub fn stopped(&self) -> Option<Status> {
+        self.stopped.get().copied()
+    }
+
     /// Why the search must stop now, if it must: given the nodes expanded so far and the bytes the
     /// solver currently holds. Cancellation wins over limits; the first reason found sticks.
     pub fn check(&self, nodes: u64, memory_bytes: usize) -> Option<Status> {

@@ -259,6 +259,10 @@ pub struct Graph<'d, S: Score> {
     pub memo_hits: u64,
     /// Splits dropped because they could not beat their node's incumbent.
     pub dominated_splits: u64,
+    /// Work done by look-aheads (feature × row-word cells counted) since the search last
+    /// reset it: on wide data one descent may tighten thousands of splits before it expands
+    /// anything, and the search checks its limits by this measure too.
+    pub look_ahead_work: u64,
     scratch: Scratch<S>,
     /// Per-split (upper, lower) sums, reused by every refresh.
     sums: Vec<(S, S)>,
@@ -464,6 +468,7 @@ impl<'d, S: Score> Graph<'d, S> {
             bytes: 0,
             memo_hits: 0,
             dominated_splits: 0,
+            look_ahead_work: 0,
             scratch: Scratch {
                 rows: Bitset::empty(data.n_rows()),
                 child_rows: Bitset::empty(data.n_rows()),
@@ -663,6 +668,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut table = std::mem::take(&mut scratch.table);
         self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
         let look = self.look_ahead(&table, &totals, id, &features);
+        self.look_ahead_work += (features.len() * rows.words().len()) as u64;
         scratch.pool = features;
         scratch.table = table;
         scratch.rows = rows;
@@ -736,6 +742,7 @@ impl<'d, S: Score> Graph<'d, S> {
             let totals = self.class_totals(&rows);
             scratch.counter.reset(self.data, &rows);
             self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
+            self.look_ahead_work += (features.len() * rows.words().len()) as u64;
             for &f in &features {
                 let cells = self.offsets[f as usize]..self.offsets[f as usize + 1];
                 (heavy_table[cells.clone()].iter_mut())

@@ -13,14 +13,56 @@ use super::BranchesSolution;
 
 /// How often (in passes) the loop posts progress.
 const POST_EVERY: u64 = 1024;
+/// Look-ahead work (see [`Graph::look_ahead_work`]) between two looks at the limits during a
+/// descent: about 10 ms of counting.
+const WORK_PER_CHECK: u64 = 1 << 24;
+
+/// What a descent needs to stop early: the limits, and where to post progress.
+struct Watch<'a> {
+    budget: &'a Budget,
+    board: Option<&'a ProgressBoard>,
+    root: NodeId,
+    passes: u64,
+    expansions: u64,
+}
+
+impl Watch<'_> {
+    /// Whether the search must stop, looked at only once enough look-ahead work was done since
+    /// the last look (a descent on wide data may tighten splits for seconds); posts progress
+    /// at each look.
+    fn must_stop<S: Score>(&self, g: &mut Graph<'_, S>) -> bool {
+        if g.look_ahead_work < WORK_PER_CHECK {
+            return false;
+        }
+        g.look_ahead_work = 0;
+        if let Some(board) = self.board {
+            board.post(snapshot(
+                g,
+                self.root,
+                self.passes,
+                self.expansions,
+                self.budget,
+            ));
+        }
+        self.budget.check(self.expansions, g.memory()).is_some()
+    }
+}
 
 /// The child of `id`'s top split to descend into: the incomplete one with the widest gap between
 /// its bounds (first on ties), once the split's children are refreshed. Children found improved
 /// or complete (through another parent) make the node refresh and, if its top split changed,
-/// choose again; returns None when the node itself becomes complete. Also returns the child's
-/// bounds as `id` last saw them, so that the climb back can tell whether `id` needs a refresh.
-fn choose_child<S: Score>(g: &mut Graph<'_, S>, id: NodeId) -> Option<(NodeId, Bounds<S>)> {
+/// choose again; returns None when the node itself becomes complete, or when a limit is reached
+/// meanwhile. Also returns the child's bounds as `id` last saw them, so that the climb back can
+/// tell whether `id` needs a refresh.
+fn choose_child<S: Score>(
+    g: &mut Graph<'_, S>,
+    id: NodeId,
+    watch: &Watch<'_>,
+) -> Option<(NodeId, Bounds<S>)> {
     loop {
+        if watch.must_stop(g) {
+            return None;
+        }
         let node = &g.nodes[id as usize];
         if g.bounds[id as usize].complete() || node.top == NONE {
             return None;
@@ -91,12 +133,21 @@ pub fn run<S: Score>(
         path.clear();
         let mut id = root;
         g.refresh(id);
-        while let Some((child, seen)) = choose_child(g, id) {
+        let watch = Watch {
+            budget,
+            board,
+            root,
+            passes,
+            expansions,
+        };
+        while let Some((child, seen)) = choose_child(g, id, &watch) {
             path.push((id, seen));
             id = child;
         }
         let node = &g.nodes[id as usize];
-        if !g.bounds[id as usize].complete() && !node.expanded {
+        // A descent cut short by a limit expands nothing; the next pass reports the limit.
+        let stopped = budget.stopped().is_some();
+        if !stopped && !g.bounds[id as usize].complete() && !node.expanded {
             g.expand(id);
             expansions += 1;
             g.refresh(id);

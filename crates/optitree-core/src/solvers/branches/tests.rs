@@ -1,5 +1,6 @@
 use super::*;
 use crate::oracle;
+use crate::search::stats::StatValue;
 use crate::search::{CancelFlag, Status};
 use proptest::prelude::*;
 
@@ -136,6 +137,26 @@ fn stopped_searches_return_a_valid_tree_and_honest_bounds() {
         out.lower_bound <= full.solution.objective
             && full.solution.objective <= out.upper_bound + 1e-12
     );
+}
+
+#[test]
+fn limits_stop_a_long_descent_before_it_expands() {
+    // 4,000 random binary features: every root split ties, so the first descent below the root
+    // tightens the children of one split after another (about 8,000 look-aheads over
+    // 4,000 features) before it expands anything. That takes seconds; the time limit must not
+    // wait for it (the root's own expansion is the first pass).
+    let inst = oracle::random_instance(4000, 4000, 2, 2, 3);
+    let data = dataset(&inst, None);
+    let budget = Budget::new(Some(0.5), None, None, CancelFlag::new()).expect("valid");
+    let out = solve(&data, &config(1, 1000, None, 1), &budget, None).expect("returns");
+    assert_eq!(out.status, Status::TimeLimit);
+    // One expansion (the root's), or none on a machine so slow that setting up took the limit.
+    let expansions = match out.stats.get("expansions") {
+        Some(StatValue::Count(n)) => n,
+        other => panic!("expansions not counted: {other:?}"),
+    };
+    assert!(expansions <= 1, "{expansions} expansions");
+    assert!(out.lower_bound <= out.upper_bound);
 }
 
 #[test]
