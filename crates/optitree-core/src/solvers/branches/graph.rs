@@ -259,9 +259,10 @@ pub struct Graph<'d, S: Score> {
     pub memo_hits: u64,
     /// Splits dropped because they could not beat their node's incumbent.
     pub dominated_splits: u64,
-    /// Work done by look-aheads (feature × row-word cells counted) since the search last
-    /// reset it: on wide data one descent may tighten thousands of splits before it expands
-    /// anything, and the search checks its limits by this measure too.
+    /// Counting done so far by look-aheads and expansions (features × row words × classes; a
+    /// word per feature for a table derived by subtraction): on wide data one descent may tighten thousands of splits
+    /// before it expands anything, so the search also paces its looks at the limits by this
+    /// measure.
     pub look_ahead_work: u64,
     scratch: Scratch<S>,
     /// Per-split (upper, lower) sums, reused by every refresh.
@@ -668,7 +669,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut table = std::mem::take(&mut scratch.table);
         self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
         let look = self.look_ahead(&table, &totals, id, &features);
-        self.look_ahead_work += (features.len() * rows.words().len()) as u64;
+        self.look_ahead_work += self.counting_work(features.len(), &rows);
         scratch.pool = features;
         scratch.table = table;
         scratch.rows = rows;
@@ -742,7 +743,7 @@ impl<'d, S: Score> Graph<'d, S> {
             let totals = self.class_totals(&rows);
             scratch.counter.reset(self.data, &rows);
             self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
-            self.look_ahead_work += (features.len() * rows.words().len()) as u64;
+            self.look_ahead_work += self.counting_work(features.len(), &rows);
             for &f in &features {
                 let cells = self.offsets[f as usize]..self.offsets[f as usize + 1];
                 (heavy_table[cells.clone()].iter_mut())
@@ -764,11 +765,18 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         let c = kids[heavy];
         let look = self.look_ahead(&heavy_table, &totals, c, &features);
+        self.look_ahead_work += self.counting_work(features.len(), &Bitset::empty(64));
         self.apply(c, look);
         (scratch.rows, scratch.table, scratch.heavy) = (rows, table, heavy_table);
         (scratch.pool, scratch.kids) = (features, kids);
         self.scratch = scratch;
         true
+    }
+
+    /// The work of counting the classes of `rows` over `features` features (see
+    /// [`Graph::look_ahead_work`]).
+    fn counting_work(&self, features: usize, rows: &Bitset) -> u64 {
+        (features * rows.words().len() * self.data.n_classes()) as u64
     }
 
     /// Records what a look-ahead learnt about a node.
@@ -1087,6 +1095,7 @@ impl<'d, S: Score> Graph<'d, S> {
             &scratch.pool,
             &mut table,
         );
+        self.look_ahead_work += self.counting_work(scratch.pool.len(), &rows);
         for &f32 in &scratch.pool {
             let f = f32 as usize;
             let cells = &table[self.offsets[f]..self.offsets[f + 1]];

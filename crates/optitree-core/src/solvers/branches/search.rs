@@ -16,25 +16,35 @@ const POST_EVERY: u64 = 1024;
 /// Look-ahead work (see [`Graph::look_ahead_work`]) between two looks at the limits during a
 /// descent: about 10 ms of counting.
 const WORK_PER_CHECK: u64 = 1 << 24;
+/// Expansions, or counting work, after which a search still running grows the greedy tree
+/// (see [`grow_greedy_tree`]): a few tenths of a second. Short searches never pay for it, and
+/// since work, not time, decides, the search stays deterministic.
+const GREEDY_AFTER_EXPANSIONS: u64 = 10_000;
+const GREEDY_AFTER_WORK: u64 = 1 << 28;
 
-/// What a descent needs to stop early: the limits, and where to post progress.
+/// The search's watch over a descent: the limits, where to post progress, and when the greedy
+/// tree is due.
 struct Watch<'a> {
     budget: &'a Budget,
     board: Option<&'a ProgressBoard>,
     root: NodeId,
     passes: u64,
     expansions: u64,
+    /// The look-ahead work at which the next look is due.
+    next_look: u64,
+    /// Whether the greedy tree is still to be grown.
+    greedy_pending: bool,
 }
 
 impl Watch<'_> {
-    /// Whether the search must stop, looked at only once enough look-ahead work was done since
-    /// the last look (a descent on wide data may tighten splits for seconds); posts progress
-    /// at each look.
-    fn must_stop<S: Score>(&self, g: &mut Graph<'_, S>) -> bool {
-        if g.look_ahead_work < WORK_PER_CHECK {
+    /// Whether the descent must end: a limit is reached, or the greedy tree is due. Looked at
+    /// only once enough look-ahead work was done since the last look (a descent on wide data
+    /// may tighten splits for seconds); posts progress at each look.
+    fn must_stop<S: Score>(&mut self, g: &Graph<'_, S>) -> bool {
+        if g.look_ahead_work < self.next_look {
             return false;
         }
-        g.look_ahead_work = 0;
+        self.next_look = g.look_ahead_work + WORK_PER_CHECK;
         if let Some(board) = self.board {
             board.post(snapshot(
                 g,
@@ -44,7 +54,13 @@ impl Watch<'_> {
                 self.budget,
             ));
         }
-        self.budget.check(self.expansions, g.memory()).is_some()
+        self.budget.check(self.expansions, g.memory()).is_some() || self.greedy_due(g)
+    }
+
+    fn greedy_due<S: Score>(&self, g: &Graph<'_, S>) -> bool {
+        self.greedy_pending
+            && (self.expansions >= GREEDY_AFTER_EXPANSIONS
+                || g.look_ahead_work >= GREEDY_AFTER_WORK)
     }
 }
 
@@ -57,7 +73,7 @@ impl Watch<'_> {
 fn choose_child<S: Score>(
     g: &mut Graph<'_, S>,
     id: NodeId,
-    watch: &Watch<'_>,
+    watch: &mut Watch<'_>,
 ) -> Option<(NodeId, Bounds<S>)> {
     loop {
         if watch.must_stop(g) {
@@ -107,6 +123,53 @@ fn choose_child<S: Score>(
     }
 }
 
+/// Grows the greedy tree: from the root, depth first along the incumbent splits, each node not
+/// expanded yet is expanded, and its children along its incumbent split (the split whose
+/// children as leaves score best, when it beats the leaf) are grown the same way; the nodes then
+/// refresh bottom-up, so that the root's incumbent is at least the incumbent tree completed
+/// greedily. On wide data a best-first descent may
+/// spend the whole time limit near the root; the dive gives the anytime result a full tree from
+/// the start. Returns the number of expansions, counting on from the search's `expansions`.
+fn grow_greedy_tree<S: Score>(
+    g: &mut Graph<'_, S>,
+    root: NodeId,
+    budget: &Budget,
+    mut expansions: u64,
+) -> u64 {
+    // (node, whether its subtree is grown and only its refresh is left)
+    let mut stack = vec![(root, false)];
+    while let Some((id, grown)) = stack.pop() {
+        if grown {
+            g.refresh(id);
+            continue;
+        }
+        if g.bounds[id as usize].complete() {
+            continue;
+        }
+        if !g.nodes[id as usize].expanded {
+            if budget.check(expansions, g.memory()).is_some() || !g.room_for_expansion() {
+                // Stopped: what was grown still refreshes up to the root.
+                stack.retain(|&(_, grown)| grown);
+                for &(id, _) in stack.iter().rev() {
+                    g.refresh(id);
+                }
+                break;
+            }
+            g.expand(id);
+            expansions += 1;
+        }
+        g.refresh(id);
+        let best = g.nodes[id as usize].best();
+        if g.bounds[id as usize].complete() || best == NONE {
+            continue;
+        }
+        stack.push((id, true));
+        let children = g.splits_of(id).children(best as usize);
+        stack.extend(children.iter().filter_map(|s| s.id()).map(|c| (c, false)));
+    }
+    expansions
+}
+
 /// Runs the search; see the module docs.
 pub fn run<S: Score>(
     g: &mut Graph<'_, S>,
@@ -120,6 +183,15 @@ pub fn run<S: Score>(
     // The nodes above the one expanded, each with the bounds it last saw of its child on the path.
     let mut path: Vec<(NodeId, Bounds<S>)> = Vec::new();
     let mut status = Status::Optimal;
+    let mut watch = Watch {
+        budget,
+        board,
+        root: root.unwrap_or(NONE),
+        passes,
+        expansions,
+        next_look: WORK_PER_CHECK,
+        greedy_pending: true,
+    };
     while let Some(root) = root.filter(|&r| !g.bounds[r as usize].complete()) {
         if let Some(s) = budget.check(expansions, g.memory()) {
             status = s;
@@ -129,18 +201,19 @@ pub fn run<S: Score>(
             status = Status::MemoryLimit; // as many nodes as node ids allow
             break;
         }
+        watch.expansions = expansions;
+        if watch.greedy_due(g) {
+            watch.greedy_pending = false;
+            expansions = grow_greedy_tree(g, root, budget, expansions);
+            peak_bytes = peak_bytes.max(g.memory());
+            continue;
+        }
         passes += 1;
         path.clear();
         let mut id = root;
         g.refresh(id);
-        let watch = Watch {
-            budget,
-            board,
-            root,
-            passes,
-            expansions,
-        };
-        while let Some((child, seen)) = choose_child(g, id, &watch) {
+        (watch.passes, watch.expansions) = (passes, expansions);
+        while let Some((child, seen)) = choose_child(g, id, &mut watch) {
             path.push((id, seen));
             id = child;
         }
@@ -294,5 +367,76 @@ fn build<S: Score>(
         feature: f,
         value,
         children,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Dataset;
+    use crate::oracle;
+    use crate::solvers::branches::graph::Limits;
+    use crate::solvers::branches::score::Scale;
+
+    /// The majority count of `rows`' labels, and the best a single split on any feature does.
+    fn leaf_and_best_stump(inst: &oracle::Instance, rows: &[usize]) -> (u64, u64) {
+        let majority = |rows: &mut dyn Iterator<Item = usize>| {
+            let mut counts = [0u64; 8];
+            rows.for_each(|r| counts[inst.labels[r] as usize] += 1);
+            counts.into_iter().max().unwrap_or(0)
+        };
+        let leaf = majority(&mut rows.iter().copied());
+        let stump = (0..inst.n_features)
+            .map(|f| {
+                (0..4)
+                    .map(|v| {
+                        let code = |r: usize| inst.codes[r * inst.n_features + f];
+                        majority(&mut rows.iter().copied().filter(|&r| code(r) == v))
+                    })
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0);
+        (leaf, stump)
+    }
+
+    #[test]
+    fn the_greedy_tree_has_no_leaf_one_split_would_improve() {
+        for seed in 0..20 {
+            let inst = oracle::random_instance(150, 5, 3, 3, seed);
+            let data = Dataset::new(&inst.codes, inst.n_features, &inst.labels, None, None, None)
+                .expect("valid");
+            let (p, q) = (1, 100);
+            let scale = Scale::<i64>::new(p, q, data.n_rows(), 150).expect("fits");
+            let limits = Limits {
+                max_depth: None,
+                min_samples_leaf: 1,
+            };
+            let mut g = Graph::new(&data, scale, None, limits);
+            let Some(root) = g.add_root() else { continue };
+            grow_greedy_tree(&mut g, root, &Budget::unlimited(), 0);
+            let found = extract(&g, Some(root)).expect("a tree");
+            assert!(
+                found.splits >= 1,
+                "seed {seed}: the greedy tree splits the root"
+            );
+            // Route the rows to the tree's leaves; no leaf gains more than λ from one more split.
+            let mut leaves: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+            for r in 0..inst.n_rows {
+                let x: Vec<f64> = (0..inst.n_features)
+                    .map(|f| f64::from(inst.codes[r * inst.n_features + f]))
+                    .collect();
+                leaves.entry(found.tree.route(&x).0).or_default().push(r);
+            }
+            for rows in leaves.values() {
+                let (leaf, stump) = leaf_and_best_stump(&inst, rows);
+                assert!(
+                    q * (stump - leaf) <= p * 150,
+                    "seed {seed}: a leaf of {} rows gains {} rows from one split",
+                    rows.len(),
+                    stump - leaf
+                );
+            }
+        }
     }
 }
