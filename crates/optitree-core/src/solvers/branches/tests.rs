@@ -148,7 +148,9 @@ fn limits_stop_a_long_descent_before_it_expands() {
     let inst = oracle::random_instance(4000, 4000, 2, 2, 3);
     let data = dataset(&inst, None);
     let budget = Budget::new(Some(0.5), None, None, CancelFlag::new()).expect("valid");
-    let out = solve(&data, &config(1, 1000, None, 1), &budget, None).expect("returns");
+    // At λ = 1/20 no stump beats the leaf (so the greedy tree, due after this much counting,
+    // adds nothing), yet every split's purification bound does.
+    let out = solve(&data, &config(1, 20, None, 1), &budget, None).expect("returns");
     assert_eq!(out.status, Status::TimeLimit);
     // One expansion (the root's), or none on a machine so slow that setting up took the limit.
     let expansions = match out.stats.get("expansions") {
