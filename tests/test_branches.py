@@ -37,7 +37,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optitree import BranchesClassifier, NotProvenOptimalWarning, StumpClassifier
 from optitree.datasets import load_branches_encoding
-from optitree.exceptions import InvalidParameterError
+from optitree.exceptions import DataError, InvalidParameterError
 from optitree.preprocessing import OneHotEncoder
 from optitree.tree import CATEGORY, LEAF, THRESHOLD
 from oracles import branches_optimum, dense_codes, evaluate_multiway_tree, one_hot_columns
@@ -1063,6 +1063,20 @@ def test_wide_numeric_data_returns_at_its_time_limit():
     assert clf.lower_bound_ <= clf.upper_bound_
     assert abs(clf.objective_ - clf.lower_bound_) <= TOL
     assert abs(clf.objective_ - (clf.score(X, y) - 0.01 * clf.get_n_splits())) <= TOL
+
+
+def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
+    """600,000 thresholds on 20,000 rows would be 89 GiB of binary codes: a clear error naming
+    the remedy, before anything that size is allocated."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 30))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(DataError, match=r"30 numeric column.*599,970 binary features.*max_thresh"):
+        BranchesClassifier().fit(X, y)
+    # With fewer thresholds per column the same data fit.
+    clf = BranchesClassifier(max_thresholds=4, penalty=0.05).fit(X, y)
+    assert clf.status_ == "optimal"
+    assert clf.get_n_splits() >= 1
 
 
 def test_isolation_between_fits_in_one_process():

@@ -30,7 +30,7 @@ from optitree._validation import (
     encode_fit,
     encode_predict,
 )
-from optitree.exceptions import InternalError, NotProvenOptimalWarning
+from optitree.exceptions import DataError, InternalError, NotProvenOptimalWarning
 from optitree.tree import CATEGORY, THRESHOLD, Tree
 
 __all__ = ["BaseTreeClassifier", "CategoricalView", "FitData", "categorical_view"]
@@ -82,25 +82,49 @@ def categorical_view(
             [(j, None) for j in range(codes.shape[1])],
             identity=True,
         )
-    columns: list[np.ndarray] = []
-    n_values: list[int] = []
+    # Each categorical column is one feature; a numeric one a binary feature per threshold.
     source: list[tuple[int, float | None]] = []
+    n_values: list[int] = []
     for j, cats in enumerate(enc.categories):
-        col = enc.X[:, j]
         if cats is not None:
-            columns.append(col.astype(np.int64))
-            n_values.append(len(cats))
             source.append((j, None))
+            n_values.append(len(cats))
             continue
+        col = enc.X[:, j]
         counted = col if sample_weight is None else col[sample_weight > 0]
         binarizer = ThresholdBinarizer(max_thresholds=max_thresholds)
         binarizer.fit(counted.reshape(-1, 1))
-        for t in binarizer.thresholds_[0]:
-            columns.append((col > t).astype(np.int64))
-            n_values.append(2)
-            source.append((j, float(t)))
-    codes = np.column_stack(columns) if columns else np.zeros((n_rows, 0), dtype=np.int64)
-    return CategoricalView(np.ascontiguousarray(codes, dtype=np.int64), n_values, source)
+        source.extend((j, float(t)) for t in binarizer.thresholds_[0])
+        n_values.extend(2 for _ in binarizer.thresholds_[0])
+    _check_view_size(enc, n_rows, len(source), max_thresholds)
+    # One matrix filled column by column: a list of columns stacked would hold it twice.
+    codes = np.empty((n_rows, len(source)), dtype=np.int64)
+    for k, (j, t) in enumerate(source):
+        codes[:, k] = enc.X[:, j] if t is None else enc.X[:, j] > t
+    return CategoricalView(codes, n_values, source)
+
+
+#: Bytes the categorical view of a fit may take: its codes are 8-byte integers, and the
+#: search's data layer holds about 1.5 times as much again while it sets up.
+MAX_VIEW_BYTES = 2 << 30
+
+
+def _check_view_size(
+    enc: EncodedInput, n_rows: int, n_features: int, max_thresholds: int | None
+) -> None:
+    """Refuses, with the numbers and the remedy, a view too large to fit in memory: numeric
+    columns with many distinct values give a binary feature per threshold."""
+    size = n_rows * n_features * 8
+    if size <= MAX_VIEW_BYTES:
+        return
+    numeric = sum(cats is None for cats in enc.categories)
+    cap = "" if max_thresholds is None else f", at most {max_thresholds} per column"
+    raise DataError(
+        f"the {numeric} numeric column(s) of X give {n_features:,} binary features (one per "
+        f"candidate threshold{cap}) on {n_rows:,} rows: {size / 2**30:.1f} GiB as codes, more "
+        f"than the {MAX_VIEW_BYTES / 2**30:.0f} GiB a fit may use; set max_thresholds (for "
+        "example 32) to try fewer thresholds per column, or bin the columns beforehand"
+    )
 
 
 def tree_from_core(
