@@ -669,7 +669,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut table = std::mem::take(&mut scratch.table);
         self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
         let look = self.look_ahead(&table, &totals, id, &features);
-        self.look_ahead_work += self.counting_work(features.len(), &rows);
+        self.look_ahead_work += self.counting_work(features.len(), rows.words().len());
         scratch.pool = features;
         scratch.table = table;
         scratch.rows = rows;
@@ -743,7 +743,7 @@ impl<'d, S: Score> Graph<'d, S> {
             let totals = self.class_totals(&rows);
             scratch.counter.reset(self.data, &rows);
             self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
-            self.look_ahead_work += self.counting_work(features.len(), &rows);
+            self.look_ahead_work += self.counting_work(features.len(), rows.words().len());
             for &f in &features {
                 let cells = self.offsets[f as usize]..self.offsets[f as usize + 1];
                 (heavy_table[cells.clone()].iter_mut())
@@ -765,7 +765,7 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         let c = kids[heavy];
         let look = self.look_ahead(&heavy_table, &totals, c, &features);
-        self.look_ahead_work += self.counting_work(features.len(), &Bitset::empty(64));
+        self.look_ahead_work += self.counting_work(features.len(), 1);
         self.apply(c, look);
         (scratch.rows, scratch.table, scratch.heavy) = (rows, table, heavy_table);
         (scratch.pool, scratch.kids) = (features, kids);
@@ -773,10 +773,10 @@ impl<'d, S: Score> Graph<'d, S> {
         true
     }
 
-    /// The work of counting the classes of `rows` over `features` features (see
-    /// [`Graph::look_ahead_work`]).
-    fn counting_work(&self, features: usize, rows: &Bitset) -> u64 {
-        (features * rows.words().len() * self.data.n_classes()) as u64
+    /// The work of counting the classes of rows spanning `words` words over `features`
+    /// features (see [`Graph::look_ahead_work`]).
+    fn counting_work(&self, features: usize, words: usize) -> u64 {
+        (features * words * self.data.n_classes()) as u64
     }
 
     /// Records what a look-ahead learnt about a node.
@@ -1095,7 +1095,7 @@ impl<'d, S: Score> Graph<'d, S> {
             &scratch.pool,
             &mut table,
         );
-        self.look_ahead_work += self.counting_work(scratch.pool.len(), &rows);
+        self.look_ahead_work += self.counting_work(scratch.pool.len(), rows.words().len());
         for &f32 in &scratch.pool {
             let f = f32 as usize;
             let cells = &table[self.offsets[f]..self.offsets[f + 1]];
