@@ -37,7 +37,13 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from optitree import InvalidParameterError, MAPTreeClassifier, NotProvenOptimalWarning, _core
+from optitree import (
+    DataError,
+    InvalidParameterError,
+    MAPTreeClassifier,
+    NotProvenOptimalWarning,
+    _core,
+)
 from optitree.datasets import load_cp4im
 from oracles import (
     all_maptree_trees,
@@ -1078,3 +1084,12 @@ def test_bad_parameters(params, name):
     y = [0, 1, 2, 1]
     with pytest.raises(InvalidParameterError, match=name):
         MAPTreeClassifier(**params).fit(X, y)
+
+
+def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
+    """The binary features of 20,000 distinct values in each of 30 columns would take 89 GiB:
+    a clear error naming the remedy, before anything that size is allocated."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 30))
+    with pytest.raises(DataError, match=r"599,970 binary features.*ThresholdBinarizer"):
+        MAPTreeClassifier().fit(X, (X[:, 0] > 0).astype(int))

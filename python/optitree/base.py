@@ -122,8 +122,9 @@ def _check_view_size(
     raise DataError(
         f"the {numeric} numeric column(s) of X give {n_features:,} binary features (one per "
         f"candidate threshold{cap}) on {n_rows:,} rows: {size / 2**30:.1f} GiB as codes, more "
-        f"than the {MAX_VIEW_BYTES / 2**30:.0f} GiB a fit may use; set max_thresholds (for "
-        "example 32) to try fewer thresholds per column, or bin the columns beforehand"
+        f"than the {MAX_VIEW_BYTES / 2**30:.0f} GiB a fit may use; try fewer thresholds per "
+        "column: max_thresholds=32 (BranchesClassifier), or bin the columns beforehand, for "
+        "example with optitree.preprocessing.ThresholdBinarizer(max_thresholds=32)"
     )
 
 
