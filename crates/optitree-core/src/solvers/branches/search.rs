@@ -127,9 +127,9 @@ fn choose_child<S: Score>(
 /// expanded yet is expanded, and its children along its incumbent split (the split whose
 /// children as leaves score best, when it beats the leaf) are grown the same way; the nodes then
 /// refresh bottom-up, so that the root's incumbent is at least the incumbent tree completed
-/// greedily. On wide data a best-first descent may
-/// spend the whole time limit near the root; the dive gives the anytime result a full tree from
-/// the start. Returns the number of expansions, counting on from the search's `expansions`.
+/// greedily. On wide data a best-first search may spend a long time near the root; this gives
+/// its anytime result a whole tree. Returns the number of expansions, counting on from the
+/// search's `expansions`.
 fn grow_greedy_tree<S: Score>(
     g: &mut Graph<'_, S>,
     root: NodeId,
@@ -212,7 +212,7 @@ pub fn run<S: Score>(
         path.clear();
         let mut id = root;
         g.refresh(id);
-        (watch.passes, watch.expansions) = (passes, expansions);
+        watch.passes = passes;
         while let Some((child, seen)) = choose_child(g, id, &mut watch) {
             path.push((id, seen));
             id = child;
