@@ -177,6 +177,10 @@ fn fit_branches<'py>(
     memory_limit: Option<usize>,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // The clock starts before the data are converted: wide data take a while (a fit's time
+    // limit covers all of it).
+    let cancel = CancelFlag::new();
+    let budget = Budget::new(time_limit, node_limit, memory_limit, cancel.clone()).into_py()?;
     let data = convert::dataset(
         &codes,
         &labels,
@@ -189,8 +193,6 @@ fn fit_branches<'py>(
         max_depth,
         min_samples_leaf,
     };
-    let cancel = CancelFlag::new();
-    let budget = Budget::new(time_limit, node_limit, memory_limit, cancel.clone()).into_py()?;
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
     let outcome = interrupt::run_here(py, &cancel, reporter, || {
@@ -227,6 +229,9 @@ fn fit_maptree<'py>(
     progress: Option<Bound<'py, PyAny>>,
     fast: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // The clock starts before the data are converted (see `fit_branches`).
+    let cancel = CancelFlag::new();
+    let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
     let n_features = codes.as_array().ncols();
     let data = convert::dataset(&codes, &labels, n_classes, Some(&vec![2; n_features]), None)?;
     let config = MapTreeConfig {
@@ -236,8 +241,6 @@ fn fit_maptree<'py>(
         max_expansions,
         fast,
     };
-    let cancel = CancelFlag::new();
-    let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
     let outcome = interrupt::run_here(py, &cancel, reporter, || {
