@@ -290,18 +290,20 @@ def tree_log_posterior(
 
 def _binary_features(codes: np.ndarray, n_values: list[int], source: list) -> tuple:
     """0/1 columns for the core: two-valued features as they are, one-hot for more values."""
-    columns, spec = [], []
+    spec = []
     for j, (nv, src) in enumerate(zip(n_values, source)):
         if nv <= 2:
-            columns.append(codes[:, j])
             spec.append((j, None, src))
         else:
-            for v in range(nv):
-                columns.append((codes[:, j] == v).astype(np.int64))
-                spec.append((j, v, src))
-    n = codes.shape[0]
-    binary = np.column_stack(columns) if columns else np.zeros((n, 0), dtype=np.int64)
-    return np.ascontiguousarray(binary, dtype=np.int64), spec
+            spec.extend((j, v, src) for v in range(nv))
+    if len(spec) == codes.shape[1]:
+        # Every feature already binary (binarised numeric data, 0/1 columns): no copy.
+        return np.ascontiguousarray(codes, dtype=np.int64), spec
+    # One matrix filled column by column: a list of columns stacked would hold it twice.
+    binary = np.empty((codes.shape[0], len(spec)), dtype=np.int64)
+    for k, (j, v, _) in enumerate(spec):
+        binary[:, k] = codes[:, j] if v is None else codes[:, j] == v
+    return binary, spec
 
 
 def _apply_binary(encoded: np.ndarray, spec: list) -> np.ndarray:
