@@ -260,10 +260,10 @@ pub struct Graph<'d, S: Score> {
     /// Splits dropped because they could not beat their node's incumbent.
     pub dominated_splits: u64,
     /// Counting done so far by look-aheads and expansions (features × row words × classes; a
-    /// word per feature for a table derived by subtraction): on wide data one descent may tighten thousands of splits
-    /// before it expands anything, so the search also paces its looks at the limits by this
-    /// measure.
-    pub look_ahead_work: u64,
+    /// word per feature for a table derived by subtraction): on wide data one descent may
+    /// tighten thousands of splits before it expands anything, so the search also paces its
+    /// looks at the limits by this measure.
+    pub counting_work: u64,
     scratch: Scratch<S>,
     /// Per-split (upper, lower) sums, reused by every refresh.
     sums: Vec<(S, S)>,
@@ -469,7 +469,7 @@ impl<'d, S: Score> Graph<'d, S> {
             bytes: 0,
             memo_hits: 0,
             dominated_splits: 0,
-            look_ahead_work: 0,
+            counting_work: 0,
             scratch: Scratch {
                 rows: Bitset::empty(data.n_rows()),
                 child_rows: Bitset::empty(data.n_rows()),
@@ -669,7 +669,6 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut table = std::mem::take(&mut scratch.table);
         self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
         let look = self.look_ahead(&table, &totals, id, &features);
-        self.look_ahead_work += self.counting_work(features.len(), rows.words().len());
         scratch.pool = features;
         scratch.table = table;
         scratch.rows = rows;
@@ -743,7 +742,6 @@ impl<'d, S: Score> Graph<'d, S> {
             let totals = self.class_totals(&rows);
             scratch.counter.reset(self.data, &rows);
             self.count_table(&rows, &scratch.counter, &totals, &features, &mut table);
-            self.look_ahead_work += self.counting_work(features.len(), rows.words().len());
             for &f in &features {
                 let cells = self.offsets[f as usize]..self.offsets[f as usize + 1];
                 (heavy_table[cells.clone()].iter_mut())
@@ -765,18 +763,12 @@ impl<'d, S: Score> Graph<'d, S> {
         }
         let c = kids[heavy];
         let look = self.look_ahead(&heavy_table, &totals, c, &features);
-        self.look_ahead_work += self.counting_work(features.len(), 1);
+        self.counting_work += (features.len() * self.data.n_classes()) as u64;
         self.apply(c, look);
         (scratch.rows, scratch.table, scratch.heavy) = (rows, table, heavy_table);
         (scratch.pool, scratch.kids) = (features, kids);
         self.scratch = scratch;
         true
-    }
-
-    /// The work of counting the classes of rows spanning `words` words over `features`
-    /// features (see [`Graph::look_ahead_work`]).
-    fn counting_work(&self, features: usize, words: usize) -> u64 {
-        (features * words * self.data.n_classes()) as u64
     }
 
     /// Records what a look-ahead learnt about a node.
@@ -814,15 +806,16 @@ impl<'d, S: Score> Graph<'d, S> {
     }
 
     /// Fills the rows' child counts (see [`Graph::count_children`]) for every feature of
-    /// `features` into `table`, laid out by [`Graph::offsets`].
+    /// `features` into `table`, laid out by [`Graph::offsets`], and tallies the work.
     fn count_table(
-        &self,
+        &mut self,
         rows: &Bitset,
         counter: &SubsetCounter,
         totals: &[u64],
         features: &[u32],
         table: &mut Vec<u64>,
     ) {
+        self.counting_work += (features.len() * rows.words().len() * totals.len()) as u64;
         table.resize(self.offsets[self.data.n_features()], 0);
         let count = rows.count();
         for &f in features {
@@ -1095,7 +1088,6 @@ impl<'d, S: Score> Graph<'d, S> {
             &scratch.pool,
             &mut table,
         );
-        self.look_ahead_work += self.counting_work(scratch.pool.len(), rows.words().len());
         for &f32 in &scratch.pool {
             let f = f32 as usize;
             let cells = &table[self.offsets[f]..self.offsets[f + 1]];

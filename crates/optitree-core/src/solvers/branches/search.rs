@@ -13,7 +13,7 @@ use super::BranchesSolution;
 
 /// How often (in passes) the loop posts progress.
 const POST_EVERY: u64 = 1024;
-/// Look-ahead work (see [`Graph::look_ahead_work`]) between two looks at the limits during a
+/// Counting work (see [`Graph::counting_work`]) between two looks at the limits during a
 /// descent: about 10 ms of counting.
 const WORK_PER_CHECK: u64 = 1 << 24;
 /// Expansions, or counting work, after which a search still running grows the greedy tree
@@ -30,7 +30,7 @@ struct Watch<'a> {
     root: NodeId,
     passes: u64,
     expansions: u64,
-    /// The look-ahead work at which the next look is due.
+    /// The counting work at which the next look is due.
     next_look: u64,
     /// Whether the greedy tree is still to be grown.
     greedy_pending: bool,
@@ -38,13 +38,13 @@ struct Watch<'a> {
 
 impl Watch<'_> {
     /// Whether the descent must end: a limit is reached, or the greedy tree is due. Looked at
-    /// only once enough look-ahead work was done since the last look (a descent on wide data
+    /// only once enough counting work was done since the last look (a descent on wide data
     /// may tighten splits for seconds); posts progress at each look.
     fn must_stop<S: Score>(&mut self, g: &Graph<'_, S>) -> bool {
-        if g.look_ahead_work < self.next_look {
+        if g.counting_work < self.next_look {
             return false;
         }
-        self.next_look = g.look_ahead_work + WORK_PER_CHECK;
+        self.next_look = g.counting_work + WORK_PER_CHECK;
         if let Some(board) = self.board {
             board.post(snapshot(
                 g,
@@ -59,8 +59,7 @@ impl Watch<'_> {
 
     fn greedy_due<S: Score>(&self, g: &Graph<'_, S>) -> bool {
         self.greedy_pending
-            && (self.expansions >= GREEDY_AFTER_EXPANSIONS
-                || g.look_ahead_work >= GREEDY_AFTER_WORK)
+            && (self.expansions >= GREEDY_AFTER_EXPANSIONS || g.counting_work >= GREEDY_AFTER_WORK)
     }
 }
 
