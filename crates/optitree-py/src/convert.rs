@@ -10,7 +10,7 @@ use numpy::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use optitree_core::data::Dataset;
+use optitree_core::data::{column_major_codes, Dataset};
 use optitree_core::search::stats::StatValue;
 use optitree_core::search::Stats;
 use optitree_core::tree::{Tree, TreeArrays};
@@ -109,20 +109,19 @@ pub fn dataset(
 ) -> PyResult<Dataset> {
     let codes_arr = codes.as_array();
     let (n_rows, n_features) = (codes_arr.nrows(), codes_arr.ncols());
-    // Row-major order; a contiguous array is read in place, and both passes below are tight
-    // loops over one slice.
+    // Row-major order; a contiguous array is read in place, and one tight pass over it checks
+    // each code as it writes the column-major copy the dataset keeps.
     let cells: std::borrow::Cow<'_, [i64]> = match codes_arr.as_slice() {
         Some(cells) => cells.into(),
         None => codes_arr.iter().copied().collect::<Vec<_>>().into(),
     };
-    let flat: Vec<u32> = cells.iter().map(|&c| c as u32).collect();
-    if let Some(k) = (cells.iter()).position(|&c| !(0..=i64::from(u32::MAX)).contains(&c)) {
-        let (r, f) = (k / n_features.max(1), k % n_features.max(1));
-        let c = codes_arr[[r, f]];
-        return Err(to_py(Error::Data(format!(
-            "feature {f} has code {c} at row {r}; codes must be integers in 0..2^32"
-        ))));
-    }
+    let columns =
+        column_major_codes(&cells, n_features, |&c| u32::try_from(c).ok()).map_err(|(r, f)| {
+            let c = codes_arr[[r, f]];
+            to_py(Error::Data(format!(
+                "feature {f} has code {c} at row {r}; codes must be integers in 0..2^32"
+            )))
+        })?;
     let labels_arr = labels.as_array();
     if labels_arr.len() != n_rows {
         return Err(to_py(Error::Data(format!(
@@ -139,7 +138,7 @@ pub fn dataset(
         })?);
     }
     let w = weights.map(|w| w.as_array().to_vec());
-    Dataset::new(&flat, n_features, &y, n_values, n_classes, w).into_py()
+    Dataset::from_columns(columns, n_features, y, n_values, n_classes, w).into_py()
 }
 
 /// Statistics as an ordered dict of ints and floats.

@@ -76,6 +76,35 @@ impl Bitset {
         b
     }
 
+    /// The sets of rows holding each of the values `0..n_values` of `column` (every value must
+    /// be below `n_values`; debug builds assert). Built 64 rows at a time in a word per value,
+    /// which is several times faster than inserting row by row.
+    pub fn partition(column: &[u32], n_values: usize) -> Vec<Bitset> {
+        let len = column.len();
+        let mut sets = vec![Bitset::empty(len); n_values];
+        if n_values > 64 {
+            for (r, &c) in column.iter().enumerate() {
+                sets[c as usize].insert(r);
+            }
+            return sets;
+        }
+        // Four accumulators, rows taking turns: consecutive rows often share a value, and
+        // with one accumulator each update would wait for the previous one's store.
+        let mut block = [[0u64; 64]; 4];
+        for (wi, chunk) in column.chunks(WORD_BITS).enumerate() {
+            for (i, &c) in chunk.iter().enumerate() {
+                debug_assert!((c as usize) < n_values);
+                block[i & 3][c as usize & 63] |= 1u64 << i;
+            }
+            for (v, set) in sets.iter_mut().enumerate() {
+                set.words[wi] = block
+                    .iter_mut()
+                    .fold(0, |w, b| w | std::mem::take(&mut b[v]));
+            }
+        }
+        sets
+    }
+
     /// Number of rows the set ranges over (not the number of members).
     pub fn len(&self) -> usize {
         self.len

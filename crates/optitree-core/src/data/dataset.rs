@@ -41,26 +41,32 @@ impl Dataset {
         n_classes: Option<usize>,
         weights: Option<Vec<f64>>,
     ) -> Result<Self> {
+        check_shape(codes.len(), labels.len(), n_features)?;
+        let columns =
+            column_major_codes(codes, n_features, |&c| Some(c)).expect("u32 codes always convert");
+        Self::from_columns(
+            columns,
+            n_features,
+            labels.to_vec(),
+            n_values,
+            n_classes,
+            weights,
+        )
+    }
+
+    /// Builds a dataset from column-major codes (`codes[f * n_rows + r]`, taken over without a
+    /// copy) and labels; the checks and defaults of [`Dataset::new`].
+    pub fn from_columns(
+        codes: Vec<u32>,
+        n_features: usize,
+        labels: Vec<u32>,
+        n_values: Option<&[usize]>,
+        n_classes: Option<usize>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self> {
         let n_rows = labels.len();
-        if n_rows == 0 {
-            return data_err!("the dataset has no rows; at least one row is needed");
-        }
-        if codes.len() != n_rows * n_features {
-            return data_err!(
-                "the code matrix has {} entries but {} rows x {} features were declared",
-                codes.len(),
-                n_rows,
-                n_features
-            );
-        }
-        // Column by column from here: the input is read once, in its own (row) order.
-        let mut col_codes = vec![0u32; n_rows * n_features];
-        for (r, row) in codes.chunks_exact(n_features.max(1)).enumerate() {
-            for (f, &c) in row.iter().enumerate() {
-                col_codes[f * n_rows + r] = c;
-            }
-        }
-        let column = |f: usize| &col_codes[f * n_rows..(f + 1) * n_rows];
+        check_shape(codes.len(), n_rows, n_features)?;
+        let column = |f: usize| &codes[f * n_rows..(f + 1) * n_rows];
         let n_values: Vec<usize> = match n_values {
             Some(v) if v.len() != n_features => {
                 return data_err!(
@@ -74,6 +80,12 @@ impl Dataset {
                 .map(|f| column(f).iter().max().map_or(1, |&c| c as usize + 1))
                 .collect(),
         };
+        for (f, &nv) in n_values.iter().enumerate() {
+            if let Some(r) = column(f).iter().position(|&c| c as usize >= nv) {
+                let c = column(f)[r];
+                return data_err!("feature {f} has code {c} at row {r}; codes must be in 0..{nv}");
+            }
+        }
         let max_label = labels.iter().copied().max().unwrap_or(0) as usize;
         let n_classes = n_classes.unwrap_or(max_label + 1);
         if max_label >= n_classes {
@@ -91,39 +103,39 @@ impl Dataset {
         if let Some(w) = &weights {
             check_weights(w, n_rows)?;
         }
+        Ok(Self::with_checked_columns(
+            codes, n_values, labels, n_classes, weights,
+        ))
+    }
 
-        let mut value_offset = Vec::with_capacity(n_features + 1);
-        let mut value_rows = Vec::new();
+    /// The dataset of checked column-major codes: builds the bitsets.
+    fn with_checked_columns(
+        codes: Vec<u32>,
+        n_values: Vec<usize>,
+        labels: Vec<u32>,
+        n_classes: usize,
+        weights: Option<Vec<f64>>,
+    ) -> Self {
+        let n_rows = labels.len();
+        let mut value_offset = Vec::with_capacity(n_values.len() + 1);
+        let mut value_rows = Vec::with_capacity(n_values.iter().sum());
         for (f, &nv) in n_values.iter().enumerate() {
             value_offset.push(value_rows.len());
-            let mut sets = vec![Bitset::empty(n_rows); nv];
-            for (r, &c) in column(f).iter().enumerate() {
-                if c as usize >= nv {
-                    return data_err!(
-                        "feature {f} has code {c} at row {r}; codes must be in 0..{nv}"
-                    );
-                }
-                sets[c as usize].insert(r);
-            }
-            value_rows.extend(sets);
+            value_rows.extend(Bitset::partition(&codes[f * n_rows..(f + 1) * n_rows], nv));
         }
         value_offset.push(value_rows.len());
-
-        let mut class_rows = vec![Bitset::empty(n_rows); n_classes];
-        for (r, &l) in labels.iter().enumerate() {
-            class_rows[l as usize].insert(r);
-        }
-        Ok(Dataset {
+        let class_rows = Bitset::partition(&labels, n_classes);
+        Dataset {
             n_rows,
             n_classes,
             n_values,
             value_offset,
             value_rows,
             class_rows,
-            labels: labels.to_vec(),
-            codes: col_codes,
+            labels,
+            codes,
             weights,
-        })
+        }
     }
 
     /// The same data with its rows reordered: row `i` of the result is row `order[i]` of this
@@ -140,34 +152,18 @@ impl Dataset {
         if order.len() != n {
             return data_err!("a row order of {} entries for {n} rows", order.len());
         }
-        // Column by column, straight into the invariants `new` checks (they still hold).
+        // The codes already satisfy every invariant; only their order changes.
         let mut codes = Vec::with_capacity(self.codes.len());
-        let mut value_rows = vec![Bitset::empty(n); self.value_rows.len()];
-        for f in 0..self.n_features() {
-            let column = &self.codes[f * n..(f + 1) * n];
-            let sets = &mut value_rows[self.value_offset[f]..self.value_offset[f + 1]];
-            for (i, &r) in order.iter().enumerate() {
-                let c = column[r];
-                sets[c as usize].insert(i);
-                codes.push(c);
-            }
+        for column in self.codes.chunks_exact(n) {
+            codes.extend(order.iter().map(|&r| column[r]));
         }
-        let labels: Vec<u32> = order.iter().map(|&r| self.labels[r]).collect();
-        let mut class_rows = vec![Bitset::empty(n); self.n_classes];
-        for (i, &l) in labels.iter().enumerate() {
-            class_rows[l as usize].insert(i);
-        }
-        Ok(Dataset {
-            n_rows: n,
-            n_classes: self.n_classes,
-            n_values: self.n_values.clone(),
-            value_offset: self.value_offset.clone(),
-            value_rows,
-            class_rows,
-            labels,
+        Ok(Self::with_checked_columns(
             codes,
-            weights: (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect()),
-        })
+            self.n_values.clone(),
+            order.iter().map(|&r| self.labels[r]).collect(),
+            self.n_classes,
+            (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect()),
+        ))
     }
 
     /// Number of rows.
@@ -261,6 +257,36 @@ impl Dataset {
         }
         out
     }
+}
+
+/// Column-major `u32` codes of a row-major matrix of `n_features` columns, each cell converted
+/// by `code`; the position `(row, feature)` of the first cell it refuses.
+pub fn column_major_codes<T>(
+    cells: &[T],
+    n_features: usize,
+    code: impl Fn(&T) -> Option<u32>,
+) -> std::result::Result<Vec<u32>, (usize, usize)> {
+    let n_rows = cells.len() / n_features.max(1);
+    let mut columns = vec![0u32; n_rows * n_features];
+    for (r, row) in cells.chunks_exact(n_features.max(1)).enumerate() {
+        for (f, cell) in row.iter().enumerate() {
+            columns[f * n_rows + r] = code(cell).ok_or((r, f))?;
+        }
+    }
+    Ok(columns)
+}
+
+fn check_shape(n_cells: usize, n_rows: usize, n_features: usize) -> Result<()> {
+    if n_rows == 0 {
+        return data_err!("the dataset has no rows; at least one row is needed");
+    }
+    if n_cells != n_rows * n_features {
+        return data_err!(
+            "the code matrix has {n_cells} entries but {n_rows} rows x {n_features} features \
+             were declared"
+        );
+    }
+    Ok(())
 }
 
 fn check_weights(w: &[f64], n_rows: usize) -> Result<()> {
