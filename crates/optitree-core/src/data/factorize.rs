@@ -26,6 +26,60 @@ pub fn factorize_columns<C: From<u32>>(
     if n_cols == 0 || cells.is_empty() || cells.len() % n_cols != 0 {
         return None;
     }
+    let small = (max_span >= SMALL as u64).then(|| small_code_marks(cells, n_cols));
+    let (low, start, mut rank) = match small.flatten() {
+        Some(marks) => {
+            let start = (0..=n_cols).map(|j| j * SMALL).collect();
+            (vec![0; n_cols], start, marks)
+        }
+        _ => wide_code_marks(cells, n_cols, max_span)?,
+    };
+    let mut labels = Vec::with_capacity(n_cols);
+    for j in 0..n_cols {
+        let mut present = Vec::new();
+        for (offset, r) in rank[start[j]..start[j + 1]].iter_mut().enumerate() {
+            if *r != 0 {
+                *r = present.len() as u32;
+                present.push(low[j] + offset as i64);
+            }
+        }
+        labels.push(present);
+    }
+    let base = bases(&start, &low);
+    let mut codes = Vec::with_capacity(cells.len());
+    for row in cells.chunks_exact(n_cols) {
+        codes.extend(
+            (row.iter().zip(&base)).map(|(&c, &b)| C::from(rank[b.wrapping_add(c) as usize])),
+        );
+    }
+    Some(Factorized { codes, labels })
+}
+
+/// Slots per column when every code is in `0..SMALL`.
+const SMALL: usize = 256;
+
+/// When every cell is in `0..SMALL` (most categorical data): a table of `SMALL` slots per
+/// column, slot `j * SMALL + v` marked (1) when column j holds v. One pass, none spent on the
+/// columns' ranges.
+fn small_code_marks(cells: &[i64], n_cols: usize) -> Option<Vec<u32>> {
+    let mut marks = vec![0u32; n_cols * SMALL];
+    for row in cells.chunks_exact(n_cols) {
+        for (column, &c) in marks.chunks_exact_mut(SMALL).zip(row) {
+            *column.get_mut(usize::try_from(c).ok()?)? = 1;
+        }
+    }
+    Some(marks)
+}
+
+/// Any codes: each column's lowest value, the start of each column's slots in the table (one
+/// slot per value of its range, None when a range exceeds `max_span`), and the table with the
+/// slots of the values present marked (1).
+#[allow(clippy::type_complexity)]
+fn wide_code_marks(
+    cells: &[i64],
+    n_cols: usize,
+    max_span: u64,
+) -> Option<(Vec<i64>, Vec<usize>, Vec<u32>)> {
     let mut low = cells[..n_cols].to_vec();
     let mut high = low.clone();
     for row in cells.chunks_exact(n_cols) {
@@ -41,43 +95,28 @@ pub fn factorize_columns<C: From<u32>>(
         .map(|(&lo, &hi)| (i128::from(hi) - i128::from(lo) + 1) as u128)
         .map(|span| (span <= u128::from(max_span)).then_some(span as usize))
         .collect::<Option<_>>()?;
-    // One table for all columns: column j's value v sits at `start[j] + (v − low[j])`, first
-    // marking which values occur, then holding their codes.
     let start: Vec<usize> = std::iter::once(0)
         .chain(spans.iter().scan(0, |end, &s| {
             *end += s;
             Some(*end)
         }))
         .collect();
-    // Cell (r, j) of value c sits at `base[j] + c` (wrapping: `base[j]` may be negative, or
-    // out of i64 range for extreme columns, but each sum lands in `start[j]..start[j + 1]`).
-    let base: Vec<i64> = (start.iter().zip(&low))
-        .map(|(&s, &lo)| (s as i64).wrapping_sub(lo))
-        .collect();
-    let mut rank = vec![0u32; start[n_cols]];
+    let base = bases(&start, &low);
+    let mut marks = vec![0u32; start[n_cols]];
     for row in cells.chunks_exact(n_cols) {
         for (&c, &b) in row.iter().zip(&base) {
-            rank[b.wrapping_add(c) as usize] = 1;
+            marks[b.wrapping_add(c) as usize] = 1;
         }
     }
-    let mut labels = Vec::with_capacity(n_cols);
-    for j in 0..n_cols {
-        let mut present = Vec::new();
-        for (offset, r) in rank[start[j]..start[j + 1]].iter_mut().enumerate() {
-            if *r != 0 {
-                *r = present.len() as u32;
-                present.push(low[j] + offset as i64);
-            }
-        }
-        labels.push(present);
-    }
-    let mut codes = Vec::with_capacity(cells.len());
-    for row in cells.chunks_exact(n_cols) {
-        codes.extend(
-            (row.iter().zip(&base)).map(|(&c, &b)| C::from(rank[b.wrapping_add(c) as usize])),
-        );
-    }
-    Some(Factorized { codes, labels })
+    Some((low, start, marks))
+}
+
+/// Cell (r, j) of value c has its slot at `base[j] + c` (wrapping: `base[j]` may be negative,
+/// or out of i64 range for extreme columns, but each sum lands in `start[j]..start[j + 1]`).
+fn bases(start: &[usize], low: &[i64]) -> Vec<i64> {
+    (start.iter().zip(low))
+        .map(|(&s, &lo)| (s as i64).wrapping_sub(lo))
+        .collect()
 }
 
 #[cfg(test)]
@@ -90,6 +129,24 @@ mod tests {
         let f = factorize_columns::<u32>(&cells, 2, 100).unwrap();
         assert_eq!(f.labels, vec![vec![2, 7, 9], vec![-3, 0, 5]]);
         assert_eq!(f.codes, vec![1, 0, 0, 2, 1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn small_codes_and_shifted_codes_factorise_alike() {
+        // 0..255 takes the one-pass table; the same columns shifted by 1000 the ranged one.
+        let cells: Vec<i64> = (0..600).map(|i: i64| i * 37 % 251 % (3 + i % 4)).collect();
+        let small = factorize_columns::<u32>(&cells, 4, 4096).unwrap();
+        let shifted: Vec<i64> = cells.iter().map(|&c| c + 1000).collect();
+        let wide = factorize_columns::<u32>(&shifted, 4, 4096).unwrap();
+        assert_eq!(small.codes, wide.codes);
+        for (a, b) in small.labels.iter().zip(&wide.labels) {
+            assert_eq!(a.iter().map(|&v| v + 1000).collect::<Vec<_>>(), *b);
+        }
+        // A code of 256 leaves the one-pass table for the ranged one, with the same result.
+        let mut one = cells.clone();
+        one[5] = 256;
+        let f = factorize_columns::<u32>(&one, 4, 4096).unwrap();
+        assert_eq!(f.labels[1].last(), Some(&256));
     }
 
     #[test]
