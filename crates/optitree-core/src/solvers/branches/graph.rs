@@ -319,34 +319,22 @@ fn hash_words(a: &[u64], b: &[u64], depth_left: u32) -> u64 {
 /// complement), leaving out columns with a single value. Two such columns split every subset
 /// into the same children, so one of them reaches every tree value the other does.
 fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
-    // Kept features by the hash of their canonical column; columns are compared in full only
-    // when hashes match (rarely but for twins), so no canonical copy is stored.
+    // Kept features by the hash of their partition (the value sets' hashes summed, so that the
+    // values' names do not matter); partitions are compared in full only when hashes match.
     let mut seen: FastMap<u64, Vec<u32>> = FastMap::default();
     let mut out = Vec::new();
-    let mut relabel: Vec<u32> = Vec::new();
-    let mut other: Vec<u32> = Vec::new();
     for f in 0..data.n_features() {
-        if data.n_values(f) < 2 {
+        let parts = (0..data.n_values(f)).map(|v| data.rows_with(f, v));
+        let parts: Vec<&Bitset> = parts.filter(|rows| !rows.is_empty()).collect();
+        if parts.len() < 2 {
             continue;
         }
-        let mut h = FastHasher::default();
-        let distinct = canonical(data, f, &mut relabel, |c| h.write_u32(c));
-        if distinct < 2 {
-            continue;
-        }
-        let group = seen.entry(h.finish()).or_default();
-        let alike = |g: u32, relabel: &mut Vec<u32>, other: &mut Vec<u32>| {
-            other.clear();
-            canonical(data, g as usize, relabel, |c| other.push(c));
-            let mut at = 0;
-            let mut same = true;
-            canonical(data, f, relabel, |c| {
-                same &= other[at] == c;
-                at += 1;
-            });
-            same
-        };
-        if !group.iter().any(|&g| alike(g, &mut relabel, &mut other)) {
+        let h = (parts.iter()).fold(0u64, |h, rows| h.wrapping_add(set_hash(rows)));
+        let group = seen.entry(h).or_default();
+        if !group
+            .iter()
+            .any(|&g| same_partition(data, &parts, g as usize))
+        {
             group.push(f as u32);
             out.push(f as u32);
         }
@@ -354,21 +342,21 @@ fn distinct_partitions(data: &Dataset) -> Box<[u32]> {
     out.into_boxed_slice()
 }
 
-/// Feeds `visit` feature `f`'s column with each value renamed by its first appearance (equal
-/// for two columns exactly when they partition the rows alike); returns the number of values
-/// that appear. `relabel` is scratch.
-fn canonical(data: &Dataset, f: usize, relabel: &mut Vec<u32>, mut visit: impl FnMut(u32)) -> u32 {
-    relabel.clear();
-    relabel.resize(data.n_values(f), u32::MAX);
-    let mut next = 0;
-    for &v in data.column(f) {
-        let r = &mut relabel[v as usize];
-        if *r == u32::MAX {
-            (*r, next) = (next, next + 1);
-        }
-        visit(*r);
-    }
-    next
+/// A well-mixed hash of a row set's words.
+fn set_hash(rows: &Bitset) -> u64 {
+    let mut h = FastHasher::default();
+    rows.words().iter().for_each(|&w| h.write_u64(w));
+    let x = h.finish();
+    (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)
+}
+
+/// Whether feature `g` splits the rows into exactly the sets `parts` (which cover the rows):
+/// each part is the set of `g`'s value at the part's first row.
+fn same_partition(data: &Dataset, parts: &[&Bitset], g: usize) -> bool {
+    parts.iter().all(|rows| {
+        let first = rows.iter().next().expect("parts are not empty");
+        *rows == data.rows_with(g, data.code(first, g) as usize)
+    })
 }
 
 /// A set of features, as a bit per feature of the data or as a list of indices, whichever is
