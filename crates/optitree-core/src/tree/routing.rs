@@ -55,9 +55,14 @@ impl Tree {
     /// `(reached, predicting)`: the node where `x` stops, and the deepest node on its path with a
     /// non-zero class total (the one whose distribution predicts).
     pub fn route(&self, x: &[f64]) -> (usize, usize) {
+        self.route_with(x, |i| self.value(i).iter().any(|&v| v > 0.0))
+    }
+
+    /// [`Tree::route`] with `predicts(i)` telling whether node `i` has a non-zero class total.
+    fn route_with(&self, x: &[f64], predicts: impl Fn(usize) -> bool) -> (usize, usize) {
         let mut predicting = 0;
         let reached = self.walk(x, |i| {
-            if self.value(i).iter().any(|&v| v > 0.0) {
+            if predicts(i) {
                 predicting = i;
             }
         });
@@ -67,7 +72,13 @@ impl Tree {
     /// Routes every row of a row-major `n_rows x n_features` matrix.
     pub fn route_rows(&self, x: &[f64]) -> (Vec<usize>, Vec<usize>) {
         let width = self.n_features().max(1);
-        x.chunks(width).map(|row| self.route(row)).unzip()
+        // Which nodes predict, once: rows outnumber nodes.
+        let predicts: Vec<bool> = (0..self.n_nodes())
+            .map(|i| self.value(i).iter().any(|&v| v > 0.0))
+            .collect();
+        (x.chunks(width))
+            .map(|row| self.route_with(row, |i| predicts[i]))
+            .unzip()
     }
 
     /// Decision paths of every row in CSR form: `(indptr, node indices)`.
