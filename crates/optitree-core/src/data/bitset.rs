@@ -288,6 +288,33 @@ mod tests {
     }
 
     #[test]
+    fn partition_puts_each_row_in_its_value_set() {
+        // Both ways of building (a word per value up to 64 values, row by row beyond), and
+        // lengths on and off word boundaries.
+        for (len, n_values) in [
+            (0, 3),
+            (1, 1),
+            (63, 2),
+            (64, 5),
+            (200, 64),
+            (130, 65),
+            (77, 300),
+        ] {
+            let column: Vec<u32> = (0..len).map(|r| (r * r * 7 + 3) % n_values).collect();
+            let sets = Bitset::partition(&column, n_values as usize);
+            assert_eq!(sets.len(), n_values as usize);
+            for (v, set) in sets.iter().enumerate() {
+                let expected = (0..len as usize).filter(|&r| column[r] as usize == v);
+                assert_eq!(
+                    *set,
+                    Bitset::from_indices(len as usize, expected),
+                    "{len} {v}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn full_and_empty_respect_the_tail() {
         for len in [0, 1, 63, 64, 65, 130] {
             let full = Bitset::full(len);

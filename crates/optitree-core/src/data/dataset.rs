@@ -353,6 +353,62 @@ mod tests {
         assert!(e.to_string().contains("every sample_weight is zero"));
     }
 
+    /// Every bitset, code and label of `a` and `b` agree.
+    fn assert_same(a: &Dataset, b: &Dataset) {
+        assert_eq!(
+            (a.n_rows(), a.n_features(), a.n_classes()),
+            (b.n_rows(), b.n_features(), b.n_classes())
+        );
+        assert_eq!(a.labels(), b.labels());
+        assert_eq!(a.weights(), b.weights());
+        for f in 0..a.n_features() {
+            assert_eq!(a.column(f), b.column(f));
+            for v in 0..a.n_values(f) {
+                assert_eq!(
+                    a.rows_with(f, v),
+                    b.rows_with(f, v),
+                    "feature {f} value {v}"
+                );
+            }
+        }
+        for k in 0..a.n_classes() {
+            assert_eq!(a.rows_of_class(k), b.rows_of_class(k));
+        }
+    }
+
+    #[test]
+    fn column_major_input_and_reordered_rows_give_the_same_dataset() {
+        // 150 rows (three words, the last partial), 3 features, 3 classes, weights.
+        let n = 150;
+        let rows: Vec<[u32; 3]> = (0..n)
+            .map(|r| [r % 4, (r * 7) % 3, (r / 50) as u32])
+            .collect();
+        let codes: Vec<u32> = rows.iter().flatten().copied().collect();
+        let labels: Vec<u32> = (0..n).map(|r| (r * 5) % 3).collect();
+        let weights: Vec<f64> = (0..n).map(|r| f64::from(r % 5)).collect();
+        let data = Dataset::new(&codes, 3, &labels, None, None, Some(weights.clone())).unwrap();
+        let columns = column_major_codes(&codes, 3, |&c| Some(c)).unwrap();
+        assert_eq!(&columns[..n as usize], data.column(0));
+        let from_columns = Dataset::from_columns(
+            columns,
+            3,
+            labels.clone(),
+            None,
+            None,
+            Some(weights.clone()),
+        );
+        assert_same(&data, &from_columns.unwrap());
+        // Reversed rows: the same as building from the reversed input.
+        let order: Vec<usize> = (0..n as usize).rev().collect();
+        let reordered = data.with_rows_in_order(&order).unwrap();
+        let rev_codes: Vec<u32> = order.iter().flat_map(|&r| rows[r]).collect();
+        let rev_labels: Vec<u32> = order.iter().map(|&r| labels[r]).collect();
+        let rev_weights: Vec<f64> = order.iter().map(|&r| weights[r]).collect();
+        let rebuilt = Dataset::new(&rev_codes, 3, &rev_labels, None, None, Some(rev_weights));
+        assert_same(&reordered, &rebuilt.unwrap());
+        assert!(data.with_rows_in_order(&[0, 0]).is_err());
+    }
+
     fn instance() -> impl Strategy<Value = (usize, usize, Vec<u32>, Vec<u32>, Vec<f64>)> {
         (1usize..90, 1usize..4).prop_flat_map(|(n, d)| {
             (
