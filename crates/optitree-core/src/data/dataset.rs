@@ -380,9 +380,7 @@ mod tests {
     fn column_major_input_and_reordered_rows_give_the_same_dataset() {
         // 150 rows (three words, the last partial), 3 features, 3 classes, weights.
         let n = 150;
-        let rows: Vec<[u32; 3]> = (0..n)
-            .map(|r| [r % 4, (r * 7) % 3, (r / 50) as u32])
-            .collect();
+        let rows: Vec<[u32; 3]> = (0..n).map(|r| [r % 4, (r * 7) % 3, r / 50]).collect();
         let codes: Vec<u32> = rows.iter().flatten().copied().collect();
         let labels: Vec<u32> = (0..n).map(|r| (r * 5) % 3).collect();
         let weights: Vec<f64> = (0..n).map(|r| f64::from(r % 5)).collect();
