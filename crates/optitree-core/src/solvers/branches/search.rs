@@ -176,23 +176,22 @@ pub fn run<S: Score>(
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<BranchesSolution>> {
     let root = g.add_root();
-    let mut passes = 0u64;
-    let mut expansions = 0u64;
     let mut peak_bytes = g.memory();
     // The nodes above the one expanded, each with the bounds it last saw of its child on the path.
     let mut path: Vec<(NodeId, Bounds<S>)> = Vec::new();
     let mut status = Status::Optimal;
+    // The pass and expansion counts live in the watch, which reports them during a descent.
     let mut watch = Watch {
         budget,
         board,
         root: root.unwrap_or(NONE),
-        passes,
-        expansions,
+        passes: 0,
+        expansions: 0,
         next_look: WORK_PER_CHECK,
         greedy_pending: true,
     };
     while let Some(root) = root.filter(|&r| !g.bounds[r as usize].complete()) {
-        if let Some(s) = budget.check(expansions, g.memory()) {
+        if let Some(s) = budget.check(watch.expansions, g.memory()) {
             status = s;
             break;
         }
@@ -200,18 +199,16 @@ pub fn run<S: Score>(
             status = Status::MemoryLimit; // as many nodes as node ids allow
             break;
         }
-        watch.expansions = expansions;
         if watch.greedy_due(g) {
             watch.greedy_pending = false;
-            expansions = grow_greedy_tree(g, root, budget, expansions);
+            watch.expansions = grow_greedy_tree(g, root, budget, watch.expansions);
             peak_bytes = peak_bytes.max(g.memory());
             continue;
         }
-        passes += 1;
+        watch.passes += 1;
         path.clear();
         let mut id = root;
         g.refresh(id);
-        watch.passes = passes;
         while let Some((child, seen)) = choose_child(g, id, &mut watch) {
             path.push((id, seen));
             id = child;
@@ -221,7 +218,7 @@ pub fn run<S: Score>(
         let stopped = budget.stopped().is_some();
         if !stopped && !g.bounds[id as usize].complete() && !node.expanded {
             g.expand(id);
-            expansions += 1;
+            watch.expansions += 1;
             g.refresh(id);
             peak_bytes = peak_bytes.max(g.memory());
         }
@@ -236,12 +233,13 @@ pub fn run<S: Score>(
             }
             child = p;
         }
-        if passes % POST_EVERY == 0 {
+        if watch.passes % POST_EVERY == 0 {
             if let Some(board) = board {
-                board.post(snapshot(g, root, passes, expansions, budget));
+                board.post(snapshot(g, root, watch.passes, watch.expansions, budget));
             }
         }
     }
+    let (passes, expansions) = (watch.passes, watch.expansions);
     let solution = extract(g, root)?;
     let upper = match root {
         Some(r) if !status.is_optimal() => g.scale.objective_bound(g.bounds[r as usize].ub),
