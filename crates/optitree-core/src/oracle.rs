@@ -11,15 +11,22 @@ pub struct Instance {
     pub labels: Vec<u32>,
 }
 
-/// A reproducible random instance (xorshift; no external randomness).
-pub fn random_instance(n: usize, d: usize, values: u32, classes: u32, seed: u64) -> Instance {
-    let mut s = seed | 1;
-    let mut next = move |m: u32| {
+/// A reproducible stream of pseudo-random words (xorshift64; no external randomness). `seed`
+/// must not be 0.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
         s ^= s << 13;
         s ^= s >> 7;
         s ^= s << 17;
-        (s % u64::from(m)) as u32
-    };
+        s
+    }
+}
+
+/// A reproducible random instance (xorshift; no external randomness).
+pub fn random_instance(n: usize, d: usize, values: u32, classes: u32, seed: u64) -> Instance {
+    let mut word = xorshift(seed | 1);
+    let mut next = move |m: u32| (word() % u64::from(m)) as u32;
     let codes = (0..n * d).map(|_| next(values)).collect();
     let labels = (0..n).map(|_| next(classes)).collect();
     Instance {

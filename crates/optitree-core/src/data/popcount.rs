@@ -89,13 +89,7 @@ mod tests {
     /// Both paths (short columns stay portable) against a bit-by-bit count.
     #[test]
     fn counts_match_bit_by_bit() {
-        let mut s = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = crate::oracle::xorshift(0x9E37_79B9_7F4A_7C15);
         let naive = |a: u64, b: u64| (0..64).filter(|&i| (a >> i) & (b >> i) & 1 == 1).count();
         for width in [1, 3, 7, 8, 9, 16, 31, 64, 130] {
             let column: Vec<u64> = (0..width).map(|_| next() & next()).collect();

@@ -139,13 +139,7 @@ mod tests {
     #[test]
     fn the_radix_sort_orders_as_sorting_key_index_pairs() {
         // Keys over 8 to 128 bits, with many repeats, against the plain sort of (key, row).
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::oracle::xorshift(0x9e37_79b9_7f4a_7c15);
         for bits in [3u32, 8, 13, 64, 100, 128] {
             let keys: Vec<u128> = (0..2000)
                 .map(|_| {
