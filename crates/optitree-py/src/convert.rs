@@ -10,7 +10,7 @@ use numpy::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use optitree_core::data::{column_major_codes, Dataset};
+use optitree_core::data::{column_major_codes, Dataset, Table};
 use optitree_core::search::stats::StatValue;
 use optitree_core::search::Stats;
 use optitree_core::tree::{Tree, TreeArrays};
@@ -99,29 +99,33 @@ pub fn indices(py: Python<'_>, v: Vec<usize>) -> Bound<'_, PyArray1<i64>> {
         .into_pyarray(py)
 }
 
-/// Builds a core dataset from integer codes (n_rows x n_features) and integer labels.
-pub fn dataset(
+/// The column-major `u32` copy of int64 codes (n_rows x n_features): one tight pass over the
+/// row-major matrix (read in place when contiguous) that checks each code as it writes; an
+/// error names the first cell that is not a code.
+fn column_major(codes: &PyReadonlyArray2<'_, i64>) -> PyResult<Vec<u32>> {
+    let arr = codes.as_array();
+    let cells: Cow<'_, [i64]> = match arr.as_slice() {
+        Some(cells) => cells.into(),
+        None => arr.iter().copied().collect::<Vec<_>>().into(),
+    };
+    column_major_codes(&cells, arr.ncols(), |&c| u32::try_from(c).ok()).map_err(|(r, f)| {
+        to_py(Error::Data(format!(
+            "feature {f} has code {} at row {r}; codes must be integers in 0..2^32",
+            arr[[r, f]]
+        )))
+    })
+}
+
+/// The checked core table of category codes (n_rows x n_features) and integer labels.
+pub fn table(
     codes: &PyReadonlyArray2<'_, i64>,
     labels: &PyReadonlyArray1<'_, i64>,
     n_classes: Option<usize>,
     n_values: Option<&[usize]>,
     weights: Option<&PyReadonlyArray1<'_, f64>>,
-) -> PyResult<Dataset> {
-    let codes_arr = codes.as_array();
-    let (n_rows, n_features) = (codes_arr.nrows(), codes_arr.ncols());
-    // Row-major order; a contiguous array is read in place, and one tight pass over it checks
-    // each code as it writes the column-major copy the dataset keeps.
-    let cells: std::borrow::Cow<'_, [i64]> = match codes_arr.as_slice() {
-        Some(cells) => cells.into(),
-        None => codes_arr.iter().copied().collect::<Vec<_>>().into(),
-    };
-    let columns =
-        column_major_codes(&cells, n_features, |&c| u32::try_from(c).ok()).map_err(|(r, f)| {
-            let c = codes_arr[[r, f]];
-            to_py(Error::Data(format!(
-                "feature {f} has code {c} at row {r}; codes must be integers in 0..2^32"
-            )))
-        })?;
+) -> PyResult<Table> {
+    let (n_rows, n_features) = (codes.shape()[0], codes.shape()[1]);
+    let columns = column_major(codes)?;
     let labels_arr = labels.as_array();
     if labels_arr.len() != n_rows {
         return Err(to_py(Error::Data(format!(
@@ -138,7 +142,18 @@ pub fn dataset(
         })?);
     }
     let w = weights.map(|w| w.as_array().to_vec());
-    Dataset::from_columns(columns, n_features, y, n_values, n_classes, w).into_py()
+    Table::new(columns, n_features, y, n_values, n_classes, w).into_py()
+}
+
+/// [`table`] with its bitsets: the dataset the solvers other than Branches search.
+pub fn dataset(
+    codes: &PyReadonlyArray2<'_, i64>,
+    labels: &PyReadonlyArray1<'_, i64>,
+    n_classes: Option<usize>,
+    n_values: Option<&[usize]>,
+    weights: Option<&PyReadonlyArray1<'_, f64>>,
+) -> PyResult<Dataset> {
+    table(codes, labels, n_classes, n_values, weights).map(Dataset::from_table)
 }
 
 /// Statistics as an ordered dict of ints and floats.

@@ -80,12 +80,17 @@ fn factorize_int_columns<'py>(
 ) -> PyResult<Option<Factorized<'py>>> {
     let arr = x.as_array();
     let n_cols = arr.ncols();
-    // A C-ordered matrix is read in place; any other is copied in row-major order.
-    let cells: std::borrow::Cow<'_, [i64]> = match arr.as_slice() {
-        Some(s) => s.into(),
-        None => arr.iter().copied().collect::<Vec<_>>().into(),
+    // Rows whose cells are adjacent (a C-ordered matrix, or a column slice of one) are read in
+    // place; any other layout is copied in row-major order first.
+    let copy: Vec<i64>;
+    let rows: Vec<&[i64]> = match arr.rows().into_iter().map(|r| r.to_slice()).collect() {
+        Some(rows) => rows,
+        None => {
+            copy = arr.iter().copied().collect();
+            copy.chunks_exact(n_cols.max(1)).collect()
+        }
     };
-    let factorize = || optitree_core::data::factorize_columns::<f64>(&cells, n_cols, max_span);
+    let factorize = || optitree_core::data::factorize_rows::<f64>(&rows, n_cols, max_span);
     let Some(f) = py.detach(factorize) else {
         return Ok(None);
     };
@@ -181,7 +186,7 @@ fn fit_branches<'py>(
     // limit covers all of it).
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, node_limit, memory_limit, cancel.clone()).into_py()?;
-    let data = convert::dataset(
+    let data = convert::table(
         &codes,
         &labels,
         n_classes,

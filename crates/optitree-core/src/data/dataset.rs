@@ -5,7 +5,7 @@
 //! the class distribution of any row subset is a handful of AND + popcount passes
 //! (`n_classes` word loops), and a split's children are ANDs of bitsets.
 //!
-//! Invariants, checked by [`Dataset::new`]: every code is `< n_values[f]`, every label `< n_classes`,
+//! Invariants, checked by [`Table::new`]: every code is `< n_values[f]`, every label `< n_classes`,
 //! weights (when given) are finite, non-negative and not all zero; for each feature the value
 //! bitsets partition the rows, and the class bitsets partition the rows.
 
@@ -13,50 +13,26 @@ use crate::data::bitset::Bitset;
 use crate::data_err;
 use crate::error::Result;
 
-/// A categorical dataset with per-(feature, value) and per-class row bitsets.
+/// The checked codes, labels and weights of a dataset, without its bitsets: what a solver that
+/// reorders the rows (Branches) starts from, so that the bitsets are built once, in its order.
 #[derive(Debug, Clone)]
-pub struct Dataset {
+pub struct Table {
     n_rows: usize,
     n_classes: usize,
     n_values: Vec<usize>,
-    value_offset: Vec<usize>,
-    value_rows: Vec<Bitset>,
-    class_rows: Vec<Bitset>,
     labels: Vec<u32>,
     /// Column-major codes: `codes[f * n_rows + r]`.
     codes: Vec<u32>,
     weights: Option<Vec<f64>>,
 }
 
-impl Dataset {
-    /// Builds a dataset from row-major codes (`codes[r * n_features + f]`) and labels.
+impl Table {
+    /// Checks column-major codes (`codes[f * n_rows + r]`, taken over without a copy), labels and
+    /// weights (the invariants in the module docs).
     ///
-    /// `n_values`, when given, fixes the number of categories per feature (codes must be below it);
-    /// otherwise it is `max code + 1`. `n_classes`, when given, must exceed every label.
+    /// `n_values`, when given, fixes the number of categories per feature (codes must be below
+    /// it); otherwise it is `max code + 1`. `n_classes`, when given, must exceed every label.
     pub fn new(
-        codes: &[u32],
-        n_features: usize,
-        labels: &[u32],
-        n_values: Option<&[usize]>,
-        n_classes: Option<usize>,
-        weights: Option<Vec<f64>>,
-    ) -> Result<Self> {
-        check_shape(codes.len(), labels.len(), n_features)?;
-        let columns =
-            column_major_codes(codes, n_features, |&c| Some(c)).expect("u32 codes always convert");
-        Self::from_columns(
-            columns,
-            n_features,
-            labels.to_vec(),
-            n_values,
-            n_classes,
-            weights,
-        )
-    }
-
-    /// Builds a dataset from column-major codes (`codes[f * n_rows + r]`, taken over without a
-    /// copy) and labels; the checks and defaults of [`Dataset::new`].
-    pub fn from_columns(
         codes: Vec<u32>,
         n_features: usize,
         labels: Vec<u32>,
@@ -81,7 +57,13 @@ impl Dataset {
                 .collect(),
         };
         for (f, &nv) in n_values.iter().enumerate() {
-            if let Some(r) = column(f).iter().position(|&c| c as usize >= nv) {
+            // The largest code first (a pass that vectorises), the row only to name it.
+            let largest = column(f).iter().fold(0, |m, &c| m.max(c)) as usize;
+            if largest >= nv {
+                let r = column(f)
+                    .iter()
+                    .position(|&c| c as usize >= nv)
+                    .unwrap_or(0);
                 let c = column(f)[r];
                 return data_err!("feature {f} has code {c} at row {r}; codes must be in 0..{nv}");
             }
@@ -103,44 +85,19 @@ impl Dataset {
         if let Some(w) = &weights {
             check_weights(w, n_rows)?;
         }
-        Ok(Self::with_checked_columns(
-            codes, n_values, labels, n_classes, weights,
-        ))
-    }
-
-    /// The dataset of checked column-major codes: builds the bitsets.
-    fn with_checked_columns(
-        codes: Vec<u32>,
-        n_values: Vec<usize>,
-        labels: Vec<u32>,
-        n_classes: usize,
-        weights: Option<Vec<f64>>,
-    ) -> Self {
-        let n_rows = labels.len();
-        let mut value_offset = Vec::with_capacity(n_values.len() + 1);
-        let mut value_rows = Vec::with_capacity(n_values.iter().sum());
-        for (f, &nv) in n_values.iter().enumerate() {
-            value_offset.push(value_rows.len());
-            value_rows.extend(Bitset::partition(&codes[f * n_rows..(f + 1) * n_rows], nv));
-        }
-        value_offset.push(value_rows.len());
-        let class_rows = Bitset::partition(&labels, n_classes);
-        Dataset {
+        Ok(Table {
             n_rows,
             n_classes,
             n_values,
-            value_offset,
-            value_rows,
-            class_rows,
             labels,
             codes,
             weights,
-        }
+        })
     }
 
-    /// The same data with its rows reordered: row `i` of the result is row `order[i]` of this
+    /// The same table with its rows reordered: row `i` of the result is row `order[i]` of this
     /// one (labels and weights follow). `order` must be a permutation of `0..n_rows`.
-    pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Dataset> {
+    pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Table> {
         let n = self.n_rows;
         let mut seen = Bitset::empty(n);
         for &r in order {
@@ -157,13 +114,14 @@ impl Dataset {
         for column in self.codes.chunks_exact(n) {
             codes.extend(order.iter().map(|&r| column[r]));
         }
-        Ok(Self::with_checked_columns(
+        Ok(Table {
+            n_rows: n,
+            n_classes: self.n_classes,
+            n_values: self.n_values.clone(),
+            labels: order.iter().map(|&r| self.labels[r]).collect(),
             codes,
-            self.n_values.clone(),
-            order.iter().map(|&r| self.labels[r]).collect(),
-            self.n_classes,
-            (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect()),
-        ))
+            weights: (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect()),
+        })
     }
 
     /// Number of rows.
@@ -186,10 +144,6 @@ impl Dataset {
     pub fn labels(&self) -> &[u32] {
         &self.labels
     }
-    /// Code of row `r` in feature `f`.
-    pub fn code(&self, r: usize, f: usize) -> u32 {
-        self.codes[f * self.n_rows + r]
-    }
     /// The codes of feature `f` for all rows.
     pub fn column(&self, f: usize) -> &[u32] {
         &self.codes[f * self.n_rows..(f + 1) * self.n_rows]
@@ -197,6 +151,117 @@ impl Dataset {
     /// Sample weights, if any (None means every row weighs 1).
     pub fn weights(&self) -> Option<&[f64]> {
         self.weights.as_deref()
+    }
+}
+
+/// A categorical dataset with per-(feature, value) and per-class row bitsets.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    table: Table,
+    value_offset: Vec<usize>,
+    value_rows: Vec<Bitset>,
+    class_rows: Vec<Bitset>,
+}
+
+impl Dataset {
+    /// Builds a dataset from row-major codes (`codes[r * n_features + f]`) and labels (see
+    /// [`Table::new`] for `n_values` and `n_classes`).
+    pub fn new(
+        codes: &[u32],
+        n_features: usize,
+        labels: &[u32],
+        n_values: Option<&[usize]>,
+        n_classes: Option<usize>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        check_shape(codes.len(), labels.len(), n_features)?;
+        let columns =
+            column_major_codes(codes, n_features, |&c| Some(c)).expect("u32 codes always convert");
+        Self::from_columns(
+            columns,
+            n_features,
+            labels.to_vec(),
+            n_values,
+            n_classes,
+            weights,
+        )
+    }
+
+    /// Builds a dataset from column-major codes (`codes[f * n_rows + r]`, taken over without a
+    /// copy) and labels; the checks and defaults of [`Table::new`].
+    pub fn from_columns(
+        codes: Vec<u32>,
+        n_features: usize,
+        labels: Vec<u32>,
+        n_values: Option<&[usize]>,
+        n_classes: Option<usize>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        let table = Table::new(codes, n_features, labels, n_values, n_classes, weights)?;
+        Ok(Self::from_table(table))
+    }
+
+    /// The dataset of a checked table: builds the bitsets.
+    pub fn from_table(table: Table) -> Self {
+        let n_rows = table.n_rows;
+        let mut value_offset = Vec::with_capacity(table.n_values.len() + 1);
+        let mut value_rows = Vec::with_capacity(table.n_values.iter().sum());
+        for (f, &nv) in table.n_values.iter().enumerate() {
+            value_offset.push(value_rows.len());
+            value_rows.extend(Bitset::partition(table.column(f), nv));
+        }
+        value_offset.push(value_rows.len());
+        let class_rows = Bitset::partition(&table.labels, table.n_classes);
+        debug_assert_eq!(n_rows, table.labels.len());
+        Dataset {
+            table,
+            value_offset,
+            value_rows,
+            class_rows,
+        }
+    }
+
+    /// The same data with its rows reordered (see [`Table::with_rows_in_order`]).
+    pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Dataset> {
+        Ok(Self::from_table(self.table.with_rows_in_order(order)?))
+    }
+
+    /// The codes, labels and weights.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.table.n_rows
+    }
+    /// Number of features.
+    pub fn n_features(&self) -> usize {
+        self.table.n_features()
+    }
+    /// Number of classes.
+    pub fn n_classes(&self) -> usize {
+        self.table.n_classes
+    }
+    /// Number of categories of feature `f`.
+    pub fn n_values(&self, f: usize) -> usize {
+        self.table.n_values[f]
+    }
+    /// Row labels.
+    pub fn labels(&self) -> &[u32] {
+        &self.table.labels
+    }
+    /// Code of row `r` in feature `f`.
+    pub fn code(&self, r: usize, f: usize) -> u32 {
+        self.table.codes[f * self.table.n_rows + r]
+    }
+    /// The codes of feature `f` for all rows.
+    pub fn column(&self, f: usize) -> &[u32] {
+        self.table.column(f)
+    }
+    /// Sample weights, if any (None means every row weighs 1).
+    pub fn weights(&self) -> Option<&[f64]> {
+        self.table.weights()
     }
     /// Rows holding value `v` of feature `f`.
     pub fn rows_with(&self, f: usize, v: usize) -> &Bitset {
@@ -217,7 +282,7 @@ impl Dataset {
     }
     /// The set of all rows.
     pub fn all_rows(&self) -> Bitset {
-        Bitset::full(self.n_rows)
+        Bitset::full(self.n_rows())
     }
 
     /// Unweighted class counts of `subset` (one AND + popcount pass per class).
@@ -230,16 +295,16 @@ impl Dataset {
 
     /// Class totals of `subset`: weighted when the dataset has weights, else exact counts as f64.
     pub fn class_weights(&self, subset: &Bitset) -> Vec<f64> {
-        match &self.weights {
+        match &self.table.weights {
             None => self
                 .class_counts(subset)
                 .into_iter()
                 .map(|c| c as f64)
                 .collect(),
             Some(w) => {
-                let mut out = vec![0.0; self.n_classes];
+                let mut out = vec![0.0; self.table.n_classes];
                 for r in subset.iter() {
-                    out[self.labels[r] as usize] += w[r];
+                    out[self.table.labels[r] as usize] += w[r];
                 }
                 out
             }
@@ -249,11 +314,11 @@ impl Dataset {
     /// Class totals of every child of a split of `subset` on feature `f`: `out[v][k]`.
     /// One pass over the subset's rows, no bitset allocation.
     pub fn split_class_weights(&self, subset: &Bitset, f: usize) -> Vec<Vec<f64>> {
-        let mut out = vec![vec![0.0; self.n_classes]; self.n_values[f]];
+        let mut out = vec![vec![0.0; self.table.n_classes]; self.table.n_values[f]];
         let col = self.column(f);
         for r in subset.iter() {
-            let w = self.weights.as_ref().map_or(1.0, |w| w[r]);
-            out[col[r] as usize][self.labels[r] as usize] += w;
+            let w = self.table.weights.as_ref().map_or(1.0, |w| w[r]);
+            out[col[r] as usize][self.table.labels[r] as usize] += w;
         }
         out
     }

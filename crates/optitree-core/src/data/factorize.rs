@@ -12,27 +12,28 @@ pub struct Factorized<C = u32> {
     pub labels: Vec<Vec<i64>>,
 }
 
-/// Factorises the row-major `cells` (`n_cols` per row) column by column, with the codes in the
-/// caller's number type (the Python encoder wants floats: converting afterwards was one more
-/// pass over a copy of the matrix); None when `cells` is empty or some column's range
-/// (max − min + 1) exceeds `max_span`, where counting would cost more than sorting (spans above
-/// 2^32 are always refused).
-pub fn factorize_columns<C: From<u32>>(
-    cells: &[i64],
+/// Factorises a matrix given row by row (each row `n_cols` cells long) column by column, with
+/// the codes (row-major) in the caller's number type (the Python encoder wants floats:
+/// converting afterwards was one more pass over a copy of the matrix). Rows apart in memory, as
+/// in a column slice of a wider matrix, are read in place. None when there are no rows, a row
+/// has another length, or some column's range (max − min + 1) exceeds `max_span`, where counting
+/// would cost more than sorting (spans above 2^32 are always refused).
+pub fn factorize_rows<C: From<u32>>(
+    rows: &[&[i64]],
     n_cols: usize,
     max_span: u64,
 ) -> Option<Factorized<C>> {
     let max_span = max_span.min(1 << 32);
-    if n_cols == 0 || cells.is_empty() || cells.len() % n_cols != 0 {
+    if n_cols == 0 || rows.is_empty() || rows.iter().any(|row| row.len() != n_cols) {
         return None;
     }
-    let small = (max_span >= SMALL as u64).then(|| small_code_marks(cells, n_cols));
+    let small = (max_span >= SMALL as u64).then(|| small_code_marks(rows, n_cols));
     let (low, start, mut rank) = match small.flatten() {
         Some(marks) => {
             let start = (0..=n_cols).map(|j| j * SMALL).collect();
             (vec![0; n_cols], start, marks)
         }
-        _ => wide_code_marks(cells, n_cols, max_span)?,
+        _ => wide_code_marks(rows, n_cols, max_span)?,
     };
     let mut labels = Vec::with_capacity(n_cols);
     for j in 0..n_cols {
@@ -46,8 +47,8 @@ pub fn factorize_columns<C: From<u32>>(
         labels.push(present);
     }
     let base = bases(&start, &low);
-    let mut codes = Vec::with_capacity(cells.len());
-    for row in cells.chunks_exact(n_cols) {
+    let mut codes = Vec::with_capacity(rows.len() * n_cols);
+    for &row in rows {
         codes.extend(
             (row.iter().zip(&base)).map(|(&c, &b)| C::from(rank[b.wrapping_add(c) as usize])),
         );
@@ -61,9 +62,9 @@ const SMALL: usize = 256;
 /// When every cell is in `0..SMALL` (most categorical data): a table of `SMALL` slots per
 /// column, slot `j * SMALL + v` marked (1) when column j holds v. One pass, none spent on the
 /// columns' ranges.
-fn small_code_marks(cells: &[i64], n_cols: usize) -> Option<Vec<u32>> {
+fn small_code_marks(rows: &[&[i64]], n_cols: usize) -> Option<Vec<u32>> {
     let mut marks = vec![0u32; n_cols * SMALL];
-    for row in cells.chunks_exact(n_cols) {
+    for &row in rows {
         for (column, &c) in marks.chunks_exact_mut(SMALL).zip(row) {
             *column.get_mut(usize::try_from(c).ok()?)? = 1;
         }
@@ -76,13 +77,13 @@ fn small_code_marks(cells: &[i64], n_cols: usize) -> Option<Vec<u32>> {
 /// slots of the values present marked (1).
 #[allow(clippy::type_complexity)]
 fn wide_code_marks(
-    cells: &[i64],
+    rows: &[&[i64]],
     n_cols: usize,
     max_span: u64,
 ) -> Option<(Vec<i64>, Vec<usize>, Vec<u32>)> {
-    let mut low = cells[..n_cols].to_vec();
+    let mut low = rows[0].to_vec();
     let mut high = low.clone();
-    for row in cells.chunks_exact(n_cols) {
+    for &row in rows {
         for ((lo, hi), &c) in low.iter_mut().zip(high.iter_mut()).zip(row) {
             *lo = (*lo).min(c);
             *hi = (*hi).max(c);
@@ -103,7 +104,7 @@ fn wide_code_marks(
         .collect();
     let base = bases(&start, &low);
     let mut marks = vec![0u32; start[n_cols]];
-    for row in cells.chunks_exact(n_cols) {
+    for &row in rows {
         for (&c, &b) in row.iter().zip(&base) {
             marks[b.wrapping_add(c) as usize] = 1;
         }
@@ -122,6 +123,33 @@ fn bases(start: &[usize], low: &[i64]) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`factorize_rows`] of a row-major matrix of `n_cols` columns.
+    fn factorize_columns<C: From<u32>>(
+        cells: &[i64],
+        n_cols: usize,
+        max_span: u64,
+    ) -> Option<Factorized<C>> {
+        let rows: Vec<&[i64]> = cells.chunks_exact(n_cols).collect();
+        factorize_rows(&rows, n_cols, max_span)
+    }
+
+    #[test]
+    fn rows_apart_in_memory_factorise_as_a_contiguous_copy() {
+        // The first three columns of a 5-column matrix, row by row, as a column slice reads.
+        let wide: Vec<i64> = (0..40).map(|i| i * 7 % 11 - 3).collect();
+        let rows: Vec<&[i64]> = wide.chunks_exact(5).map(|row| &row[..3]).collect();
+        let copy: Vec<i64> = rows.concat();
+        assert_eq!(
+            factorize_rows::<u32>(&rows, 3, 4096),
+            factorize_columns::<u32>(&copy, 3, 4096)
+        );
+        assert_eq!(
+            factorize_rows::<u32>(&rows, 2, 4096),
+            None,
+            "rows of another length"
+        );
+    }
 
     #[test]
     fn ranks_each_column_by_its_sorted_distinct_values() {

@@ -8,5 +8,5 @@ pub mod popcount;
 
 pub use bitset::Bitset;
 pub use counter::SubsetCounter;
-pub use dataset::{column_major_codes, Dataset};
-pub use factorize::{factorize_columns, Factorized};
+pub use dataset::{column_major_codes, Dataset, Table};
+pub use factorize::{factorize_rows, Factorized};

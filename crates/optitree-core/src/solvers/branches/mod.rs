@@ -15,7 +15,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-use crate::data::Dataset;
+use crate::data::{Dataset, Table};
 use crate::error::Result;
 use crate::search::{Budget, Outcome, ProgressBoard};
 use crate::tree::Tree;
@@ -54,7 +54,7 @@ const MAX_TOTAL_WEIGHT: u64 = 1 << 53;
 
 /// Integer row weights from the dataset's weights (which must be whole numbers adding up to
 /// less than [`MAX_TOTAL_WEIGHT`]).
-fn integer_weights(data: &Dataset) -> Result<Option<Vec<u64>>> {
+fn integer_weights(data: &Table) -> Result<Option<Vec<u64>>> {
     let Some(w) = data.weights() else {
         return Ok(None);
     };
@@ -76,10 +76,11 @@ fn integer_weights(data: &Dataset) -> Result<Option<Vec<u64>>> {
     Ok(Some(out))
 }
 
-/// Finds the tree maximising `accuracy − λ·splits` (see the module docs), with 64-bit scores
-/// whenever they fit (see [`score`]).
+/// Finds the tree maximising `accuracy − λ·splits` on the data of `data` (see the module
+/// docs), with 64-bit scores whenever they fit (see [`score`]). The search builds its own
+/// [`Dataset`] from the table, with the rows in the order it prefers.
 pub fn solve(
-    data: &Dataset,
+    data: &Table,
     config: &BranchesConfig,
     budget: &Budget,
     board: Option<&ProgressBoard>,
@@ -118,7 +119,7 @@ pub fn solve(
 
 /// [`solve`] with checked weights and scores of a chosen width.
 fn search_with<S: score::Score>(
-    data: &Dataset,
+    data: &Table,
     config: &BranchesConfig,
     scale: Scale<S>,
     weights: Option<Vec<u64>>,
@@ -130,17 +131,18 @@ fn search_with<S: score::Score>(
         min_samples_leaf: config.min_samples_leaf,
     };
     // The search sees the rows clustered (see `row_order`); weights follow their rows. A few
-    // words of rows gain nothing from it.
-    let clustered;
+    // words of rows gain nothing from it. The bitsets are built once, in the search's order.
     let (data, weights) = if data.n_rows() > row_order::WORTH_SORTING {
         let order = row_order::clustered(data);
-        clustered = data.with_rows_in_order(&order)?;
         let weights = weights.map(|w| order.iter().map(|&r| w[r]).collect());
-        (&clustered, weights)
+        (
+            Dataset::from_table(data.with_rows_in_order(&order)?),
+            weights,
+        )
     } else {
-        (data, weights)
+        (Dataset::from_table(data.clone()), weights)
     };
-    let mut graph = Graph::new(data, scale, weights, limits);
+    let mut graph = Graph::new(&data, scale, weights, limits);
     let outcome = search::run(&mut graph, budget, board);
     graph.free_in_background();
     outcome

@@ -4,9 +4,10 @@ use crate::search::stats::StatValue;
 use crate::search::{CancelFlag, Status};
 use proptest::prelude::*;
 
-fn dataset(inst: &oracle::Instance, weights: Option<&[u64]>) -> Dataset {
+fn dataset(inst: &oracle::Instance, weights: Option<&[u64]>) -> Table {
     let w = weights.map(|w| w.iter().map(|&x| x as f64).collect());
-    Dataset::new(&inst.codes, inst.n_features, &inst.labels, None, None, w).expect("valid")
+    let data = Dataset::new(&inst.codes, inst.n_features, &inst.labels, None, None, w);
+    data.expect("valid").table().clone()
 }
 
 fn config(p: u64, q: u64, max_depth: Option<u32>, min_samples_leaf: u64) -> BranchesConfig {
@@ -289,7 +290,7 @@ fn very_deep_limits_are_no_limit_or_refused() {
     let codes: Vec<u32> = (0..2 * n_features).map(|i| (i % 2) as u32).collect();
     let wide = Dataset::new(&codes, n_features, &[0, 1], None, None, None).expect("valid");
     let err = solve(
-        &wide,
+        wide.table(),
         &config(1, 100, Some(deep), 1),
         &Budget::unlimited(),
         None,
