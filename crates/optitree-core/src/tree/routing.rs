@@ -7,6 +7,19 @@
 
 use super::{NodeKind, Tree};
 
+/// What routing a row through a node needs (see [`Tree::steps`]).
+struct Step {
+    kind: NodeKind,
+    /// The split feature of a category or threshold node (0 for the others, which do not read
+    /// it here).
+    feature: usize,
+    threshold: f64,
+    first_child: usize,
+    n_children: usize,
+    /// Some class total is positive: the node can predict.
+    predicts: bool,
+}
+
 impl Tree {
     /// The child of `node` that `x` goes to, or None when the node cannot route `x`.
     fn next(&self, node: usize, x: &[f64]) -> Option<usize> {
@@ -69,16 +82,62 @@ impl Tree {
         (reached, predicting)
     }
 
-    /// Routes every row of a row-major `n_rows x n_features` matrix.
+    /// Routes every row of a row-major `n_rows x n_features` matrix: [`Tree::route`] of each.
     pub fn route_rows(&self, x: &[f64]) -> (Vec<usize>, Vec<usize>) {
         let width = self.n_features().max(1);
-        // Which nodes predict, once: rows outnumber nodes.
-        let predicts: Vec<bool> = (0..self.n_nodes())
-            .map(|i| self.value(i).iter().any(|&v| v > 0.0))
-            .collect();
-        (x.chunks(width))
-            .map(|row| self.route_with(row, |i| predicts[i]))
-            .unzip()
+        let steps = self.steps();
+        let (mut reached, mut predicting) = (Vec::new(), Vec::new());
+        reached.reserve_exact(x.len() / width);
+        predicting.reserve_exact(x.len() / width);
+        for row in x.chunks(width) {
+            let (mut node, mut last) = (0, 0);
+            loop {
+                let step = &steps[node];
+                if step.predicts {
+                    last = node;
+                }
+                let next = match step.kind {
+                    NodeKind::Leaf => None,
+                    NodeKind::Category => {
+                        // The cast saturates: NaN, fractions and infinities do not convert
+                        // back equal, negatives fail the range (-0.0 is category 0, as in
+                        // `next`). Signed, as x86 converts natively.
+                        let v = row[step.feature];
+                        let code = v as i64;
+                        (code as f64 == v && (code as u64) < step.n_children as u64)
+                            .then(|| self.children[step.first_child + code as usize])
+                    }
+                    NodeKind::Threshold => {
+                        let v = row[step.feature];
+                        let side = usize::from(v > step.threshold);
+                        (!v.is_nan()).then(|| self.children[step.first_child + side])
+                    }
+                    NodeKind::Oblique => self.next(node, row),
+                };
+                match next {
+                    Some(child) => node = child,
+                    None => break,
+                }
+            }
+            reached.push(node);
+            predicting.push(last);
+        }
+        (reached, predicting)
+    }
+
+    /// Each node's routing facts in one record, read once per node a row passes: the general
+    /// [`Tree::next`] spent most of a route on bounds checks and lookups in five arrays.
+    fn steps(&self) -> Vec<Step> {
+        (0..self.n_nodes())
+            .map(|i| Step {
+                kind: self.kind(i),
+                feature: self.feature(i).unwrap_or(0),
+                threshold: self.threshold(i),
+                first_child: self.children_ptr[i],
+                n_children: self.children(i).len(),
+                predicts: self.value(i).iter().any(|&v| v > 0.0),
+            })
+            .collect()
     }
 
     /// Decision paths of every row in CSR form: `(indptr, node indices)`.

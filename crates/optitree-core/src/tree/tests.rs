@@ -92,6 +92,39 @@ fn unroutable_values_stop_and_empty_leaves_predict_like_their_parent() {
     assert_eq!(nodes, vec![0, 1, 2, 0, 4, 6]);
 }
 
+/// Routing many rows at once goes where routing each row goes, for every kind of node and
+/// every kind of value a node cannot read (NaN, infinities, negatives, fractions, -0.0, codes
+/// past the last child, huge codes).
+#[test]
+fn routing_rows_together_matches_routing_each() {
+    let t = sample();
+    let values = [
+        0.0,
+        -0.0,
+        1.0,
+        2.0,
+        3.0,
+        0.5,
+        0.7,
+        1.5,
+        -1.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        4_294_967_296.0,
+    ];
+    let rows: Vec<[f64; 2]> = values
+        .iter()
+        .flat_map(|&a| values.iter().map(move |&b| [a, b]))
+        .collect();
+    let x: Vec<f64> = rows.iter().flatten().copied().collect();
+    let (reached, predicting) = t.route_rows(&x);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!((reached[i], predicting[i]), t.route(row), "row {row:?}");
+    }
+}
+
 #[test]
 fn arrays_round_trip() {
     let t = sample();
