@@ -147,16 +147,11 @@ def tree_from_core(
             if arrays["children_ptr"][i + 1] - arrays["children_ptr"][i] != 2:
                 raise InternalError(f"binarised feature split at node {i} is not binary")
             kind[i], threshold[i] = THRESHOLD, t
-    rest = {k: v for k, v in arrays.items() if k not in ("kind", "feature", "threshold")}
-    rest["n_features"] = len(enc.feature_names)
-    return Tree(
-        kind=kind,
-        feature=feature,
-        threshold=threshold,
+    return Tree._adopt(
+        {**arrays, "kind": kind, "feature": feature, "threshold": threshold},
         feature_names=enc.feature_names,
         class_names=[_plain(c) for c in classes],
         categories=enc.categories,
-        **rest,
     )
 
 

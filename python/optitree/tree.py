@@ -57,6 +57,8 @@ _OBLIQUE_ARRAYS = {
     "term_ptr": np.int64,
     "term_features": np.int64,
 }
+#: Every array of a tree, with its dtype.
+_ARRAY_DTYPES = {**_NODE_ARRAYS, "value": np.float64, **_OBLIQUE_ARRAYS}
 
 
 def _array(values: Any, dtype: Any, name: str) -> np.ndarray:
@@ -172,6 +174,34 @@ class Tree:
         )
         self._check_metadata()
         _core.tree_validate(self)
+
+    @classmethod
+    def _adopt(
+        cls,
+        arrays: dict[str, np.ndarray],
+        *,
+        feature_names: list[str],
+        class_names: list[Any],
+        categories: list[list[Any] | None],
+    ) -> Tree:
+        """A tree over arrays built for it alone (by the core, for a fit), taken over without
+        the copies ``__init__`` makes of a caller's arrays; ``class_names`` and ``categories``
+        must hold plain Python values already (the encoder's do). The arrays are still checked
+        in the core, as ``__init__`` checks them.
+        """
+        tree = cls.__new__(cls)
+        for name, dtype in _ARRAY_DTYPES.items():
+            arr = np.asarray(arrays[name], dtype=dtype)
+            arr.setflags(write=False)
+            setattr(tree, name, arr)
+        tree.n_features = len(feature_names)
+        tree.feature_names = [str(f) for f in feature_names]
+        tree.class_names = list(class_names)
+        # Lists of their own: the estimator keeps the encoder's for encoding new data.
+        tree.categories = [None if c is None else list(c) for c in categories]
+        tree._check_metadata()
+        _core.tree_validate(tree)
+        return tree
 
     def _check_metadata(self) -> None:
         for name, seq, expected in (
@@ -322,8 +352,7 @@ class Tree:
 
     # ------------------------------------------------------------------ identity
     def _arrays(self) -> dict[str, np.ndarray]:
-        names = [*_NODE_ARRAYS, "value", *_OBLIQUE_ARRAYS]
-        return {name: getattr(self, name) for name in names}
+        return {name: getattr(self, name) for name in _ARRAY_DTYPES}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
