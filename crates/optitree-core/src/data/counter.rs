@@ -27,8 +27,10 @@ pub struct SubsetCounter {
     /// `k * len + j` when `wide` (each class's words contiguous along a run, as vectors want).
     masked: Vec<u64>,
     len: usize,
-    /// Count with AVX-512's vector popcount, run by run: the processor has it and the rows
-    /// span enough words to fill its vectors (below that, the word-by-word loop is faster).
+    /// Count with AVX-512's vector popcount, run by run: the processor has it, the rows span
+    /// enough words to fill its vectors, and the runs average [`MEAN_RUN_WORDS`] words or more
+    /// (otherwise the word-by-word loop is faster). `runs` is filled only when the first two
+    /// hold.
     wide: bool,
 }
 
@@ -73,17 +75,17 @@ impl SubsetCounter {
         );
         self.len = self.index.len();
         self.runs.clear();
-        for &i in &self.index {
-            match self.runs.last_mut() {
-                Some((first, len)) if *first + *len == i => *len += 1,
-                _ => self.runs.push((i, 1)),
-            }
-        }
         #[cfg(target_arch = "x86_64")]
-        {
-            self.wide = self.len >= WIDE_WORDS
-                && self.len >= MEAN_RUN_WORDS * self.runs.len()
-                && super::popcount::has_vector_popcount();
+        if self.len >= WIDE_WORDS && super::popcount::has_vector_popcount() {
+            for &i in &self.index {
+                match self.runs.last_mut() {
+                    Some((first, len)) if *first + *len == i => *len += 1,
+                    _ => self.runs.push((i, 1)),
+                }
+            }
+            self.wide = self.len >= MEAN_RUN_WORDS * self.runs.len();
+        } else {
+            self.wide = false;
         }
         self.masked.clear();
         let masked =
@@ -136,6 +138,7 @@ impl SubsetCounter {
 
     /// [`Self::counts`] word by word for exactly `K` classes (`out.len() == K`).
     fn counts_of<const K: usize>(&self, values: &[u64], out: &mut [u64]) -> u64 {
+        debug_assert_eq!(K, self.n_classes, "one count per class");
         let mut sums = [0u64; K];
         for (&i, classes) in self.index.iter().zip(self.masked.chunks_exact(K)) {
             let value = values[i as usize];
