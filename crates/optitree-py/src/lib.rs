@@ -80,23 +80,39 @@ fn factorize_int_columns<'py>(
 ) -> PyResult<Option<Factorized<'py>>> {
     let arr = x.as_array();
     let n_cols = arr.ncols();
-    // Rows whose cells are adjacent (a C-ordered matrix, or a column slice of one) are read in
-    // place; any other layout is copied in row-major order first.
-    let copy: Vec<i64>;
-    let rows: Vec<&[i64]> = match arr.rows().into_iter().map(|r| r.to_slice()).collect() {
-        Some(rows) => rows,
-        None => {
-            copy = arr.iter().copied().collect();
-            copy.chunks_exact(n_cols.max(1)).collect()
-        }
+    let width = n_cols.max(1);
+    // A C-ordered matrix is read in place, and so are the rows of a column slice of one (their
+    // cells adjacent, the rows apart); any other layout is copied in row-major order first.
+    let row_slices = || {
+        arr.rows()
+            .into_iter()
+            .map(|r| r.to_slice())
+            .collect::<Option<Vec<_>>>()
     };
-    let factorize = || optitree_core::data::factorize_rows::<f64>(&rows, n_cols, max_span);
-    let Some(f) = py.detach(factorize) else {
+    let factorized = if let Some(cells) = arr.as_slice() {
+        factorize_detached(py, cells.chunks_exact(width), n_cols, max_span)
+    } else if let Some(rows) = row_slices() {
+        factorize_detached(py, rows.iter().copied(), n_cols, max_span)
+    } else {
+        let copy: Vec<i64> = arr.iter().copied().collect();
+        factorize_detached(py, copy.chunks_exact(width), n_cols, max_span)
+    };
+    let Some(f) = factorized else {
         return Ok(None);
     };
     let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), n_cols), f.codes)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     Ok(Some((matrix.into_pyarray(py), f.labels)))
+}
+
+/// [`optitree_core::data::factorize_rows`] with the GIL released.
+fn factorize_detached<'a>(
+    py: Python<'_>,
+    rows: impl ExactSizeIterator<Item = &'a [i64]> + Clone + Send,
+    n_cols: usize,
+    max_span: u64,
+) -> Option<optitree_core::data::Factorized<f64>> {
+    py.detach(move || optitree_core::data::factorize_rows(rows, n_cols, max_span))
 }
 
 /// Summary of a categorical dataset as the Rust core sees it (rows, features, classes,
@@ -201,7 +217,7 @@ fn fit_branches<'py>(
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
     let outcome = interrupt::run_here(py, &cancel, reporter, || {
-        branches::solve(&data, &config, &budget, Some(&board))
+        branches::solve(data, &config, &budget, Some(&board))
     })?
     .into_py()?;
     let out = outcome_to_py(py, &outcome, &outcome.solution.tree)?;

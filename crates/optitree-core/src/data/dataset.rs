@@ -5,9 +5,10 @@
 //! the class distribution of any row subset is a handful of AND + popcount passes
 //! (`n_classes` word loops), and a split's children are ANDs of bitsets.
 //!
-//! Invariants, checked by [`Table::new`]: every code is `< n_values[f]`, every label `< n_classes`,
-//! weights (when given) are finite, non-negative and not all zero; for each feature the value
-//! bitsets partition the rows, and the class bitsets partition the rows.
+//! Invariants: every code is `< n_values[f]`, every label `< n_classes`, weights (when given)
+//! are finite, non-negative and not all zero (checked by [`Table::new`]); for each feature the
+//! value bitsets partition the rows, and the class bitsets partition the rows (as
+//! [`Dataset::from_table`] builds them).
 
 use crate::data::bitset::Bitset;
 use crate::data_err;
@@ -43,6 +44,8 @@ impl Table {
         let n_rows = labels.len();
         check_shape(codes.len(), n_rows, n_features)?;
         let column = |f: usize| &codes[f * n_rows..(f + 1) * n_rows];
+        // The largest code of each column, in a pass that vectorises.
+        let largest = |f: usize| column(f).iter().fold(0, |m, &c| m.max(c)) as usize;
         let n_values: Vec<usize> = match n_values {
             Some(v) if v.len() != n_features => {
                 return data_err!(
@@ -51,23 +54,21 @@ impl Table {
                     n_features
                 )
             }
-            Some(v) => v.to_vec(),
-            None => (0..n_features)
-                .map(|f| column(f).iter().max().map_or(1, |&c| c as usize + 1))
-                .collect(),
-        };
-        for (f, &nv) in n_values.iter().enumerate() {
-            // The largest code first (a pass that vectorises), the row only to name it.
-            let largest = column(f).iter().fold(0, |m, &c| m.max(c)) as usize;
-            if largest >= nv {
-                let r = column(f)
-                    .iter()
-                    .position(|&c| c as usize >= nv)
-                    .unwrap_or(0);
-                let c = column(f)[r];
-                return data_err!("feature {f} has code {c} at row {r}; codes must be in 0..{nv}");
+            Some(v) => {
+                for (f, &nv) in v.iter().enumerate() {
+                    if largest(f) >= nv {
+                        let r = column(f).iter().position(|&c| c as usize >= nv);
+                        let r = r.unwrap_or(0);
+                        let c = column(f)[r];
+                        return data_err!(
+                            "feature {f} has code {c} at row {r}; codes must be in 0..{nv}"
+                        );
+                    }
+                }
+                v.to_vec()
             }
-        }
+            None => (0..n_features).map(|f| largest(f) + 1).collect(),
+        };
         let max_label = labels.iter().copied().max().unwrap_or(0) as usize;
         let n_classes = n_classes.unwrap_or(max_label + 1);
         if max_label >= n_classes {
@@ -93,6 +94,22 @@ impl Table {
             codes,
             weights,
         })
+    }
+
+    /// [`Table::new`] of row-major codes (`codes[r * n_features + f]`).
+    pub fn from_row_major(
+        codes: &[u32],
+        n_features: usize,
+        labels: &[u32],
+        n_values: Option<&[usize]>,
+        n_classes: Option<usize>,
+        weights: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        check_shape(codes.len(), labels.len(), n_features)?;
+        let columns =
+            column_major_codes(codes, n_features, |&c| Some(c)).expect("u32 codes always convert");
+        let labels = labels.to_vec();
+        Table::new(columns, n_features, labels, n_values, n_classes, weights)
     }
 
     /// The same table with its rows reordered: row `i` of the result is row `order[i]` of this
@@ -174,31 +191,8 @@ impl Dataset {
         n_classes: Option<usize>,
         weights: Option<Vec<f64>>,
     ) -> Result<Self> {
-        check_shape(codes.len(), labels.len(), n_features)?;
-        let columns =
-            column_major_codes(codes, n_features, |&c| Some(c)).expect("u32 codes always convert");
-        Self::from_columns(
-            columns,
-            n_features,
-            labels.to_vec(),
-            n_values,
-            n_classes,
-            weights,
-        )
-    }
-
-    /// Builds a dataset from column-major codes (`codes[f * n_rows + r]`, taken over without a
-    /// copy) and labels; the checks and defaults of [`Table::new`].
-    pub fn from_columns(
-        codes: Vec<u32>,
-        n_features: usize,
-        labels: Vec<u32>,
-        n_values: Option<&[usize]>,
-        n_classes: Option<usize>,
-        weights: Option<Vec<f64>>,
-    ) -> Result<Self> {
-        let table = Table::new(codes, n_features, labels, n_values, n_classes, weights)?;
-        Ok(Self::from_table(table))
+        let table = Table::from_row_major(codes, n_features, labels, n_values, n_classes, weights);
+        table.map(Self::from_table)
     }
 
     /// The dataset of a checked table: builds the bitsets.
@@ -219,11 +213,6 @@ impl Dataset {
             value_rows,
             class_rows,
         }
-    }
-
-    /// The same data with its rows reordered (see [`Table::with_rows_in_order`]).
-    pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Dataset> {
-        Ok(Self::from_table(self.table.with_rows_in_order(order)?))
     }
 
     /// The codes, labels and weights.
@@ -452,7 +441,7 @@ mod tests {
         let data = Dataset::new(&codes, 3, &labels, None, None, Some(weights.clone())).unwrap();
         let columns = column_major_codes(&codes, 3, |&c| Some(c)).unwrap();
         assert_eq!(&columns[..n as usize], data.column(0));
-        let from_columns = Dataset::from_columns(
+        let from_columns = Table::new(
             columns,
             3,
             labels.clone(),
@@ -460,16 +449,16 @@ mod tests {
             None,
             Some(weights.clone()),
         );
-        assert_same(&data, &from_columns.unwrap());
+        assert_same(&data, &Dataset::from_table(from_columns.unwrap()));
         // Reversed rows: the same as building from the reversed input.
         let order: Vec<usize> = (0..n as usize).rev().collect();
-        let reordered = data.with_rows_in_order(&order).unwrap();
+        let reordered = Dataset::from_table(data.table().with_rows_in_order(&order).unwrap());
         let rev_codes: Vec<u32> = order.iter().flat_map(|&r| rows[r]).collect();
         let rev_labels: Vec<u32> = order.iter().map(|&r| labels[r]).collect();
         let rev_weights: Vec<f64> = order.iter().map(|&r| weights[r]).collect();
         let rebuilt = Dataset::new(&rev_codes, 3, &rev_labels, None, None, Some(rev_weights));
         assert_same(&reordered, &rebuilt.unwrap());
-        assert!(data.with_rows_in_order(&[0, 0]).is_err());
+        assert!(data.table().with_rows_in_order(&[0, 0]).is_err());
     }
 
     fn instance() -> impl Strategy<Value = (usize, usize, Vec<u32>, Vec<u32>, Vec<f64>)> {

@@ -18,22 +18,22 @@ pub struct Factorized<C = u32> {
 /// in a column slice of a wider matrix, are read in place. None when there are no rows, a row
 /// has another length, or some column's range (max − min + 1) exceeds `max_span`, where counting
 /// would cost more than sorting (spans above 2^32 are always refused).
-pub fn factorize_rows<C: From<u32>>(
-    rows: &[&[i64]],
+pub fn factorize_rows<'a, C: From<u32>>(
+    rows: impl ExactSizeIterator<Item = &'a [i64]> + Clone,
     n_cols: usize,
     max_span: u64,
 ) -> Option<Factorized<C>> {
     let max_span = max_span.min(1 << 32);
-    if n_cols == 0 || rows.is_empty() || rows.iter().any(|row| row.len() != n_cols) {
+    if n_cols == 0 || rows.len() == 0 || rows.clone().any(|row| row.len() != n_cols) {
         return None;
     }
-    let small = (max_span >= SMALL as u64).then(|| small_code_marks(rows, n_cols));
+    let small = (max_span >= SMALL as u64).then(|| small_code_marks(rows.clone(), n_cols));
     let (low, start, mut rank) = match small.flatten() {
         Some(marks) => {
             let start = (0..=n_cols).map(|j| j * SMALL).collect();
             (vec![0; n_cols], start, marks)
         }
-        _ => wide_code_marks(rows, n_cols, max_span)?,
+        _ => wide_code_marks(rows.clone(), n_cols, max_span)?,
     };
     let mut labels = Vec::with_capacity(n_cols);
     for j in 0..n_cols {
@@ -48,7 +48,7 @@ pub fn factorize_rows<C: From<u32>>(
     }
     let base = bases(&start, &low);
     let mut codes = Vec::with_capacity(rows.len() * n_cols);
-    for &row in rows {
+    for row in rows {
         codes.extend(
             (row.iter().zip(&base)).map(|(&c, &b)| C::from(rank[b.wrapping_add(c) as usize])),
         );
@@ -62,9 +62,9 @@ const SMALL: usize = 256;
 /// When every cell is in `0..SMALL` (most categorical data): a table of `SMALL` slots per
 /// column, slot `j * SMALL + v` marked (1) when column j holds v. One pass, none spent on the
 /// columns' ranges.
-fn small_code_marks(rows: &[&[i64]], n_cols: usize) -> Option<Vec<u32>> {
+fn small_code_marks<'a>(rows: impl Iterator<Item = &'a [i64]>, n_cols: usize) -> Option<Vec<u32>> {
     let mut marks = vec![0u32; n_cols * SMALL];
-    for &row in rows {
+    for row in rows {
         for (column, &c) in marks.chunks_exact_mut(SMALL).zip(row) {
             *column.get_mut(usize::try_from(c).ok()?)? = 1;
         }
@@ -76,14 +76,14 @@ fn small_code_marks(rows: &[&[i64]], n_cols: usize) -> Option<Vec<u32>> {
 /// slot per value of its range, None when a range exceeds `max_span`), and the table with the
 /// slots of the values present marked (1).
 #[allow(clippy::type_complexity)]
-fn wide_code_marks(
-    rows: &[&[i64]],
+fn wide_code_marks<'a>(
+    rows: impl Iterator<Item = &'a [i64]> + Clone,
     n_cols: usize,
     max_span: u64,
 ) -> Option<(Vec<i64>, Vec<usize>, Vec<u32>)> {
-    let mut low = rows[0].to_vec();
+    let mut low = rows.clone().next()?.to_vec();
     let mut high = low.clone();
-    for &row in rows {
+    for row in rows.clone() {
         for ((lo, hi), &c) in low.iter_mut().zip(high.iter_mut()).zip(row) {
             *lo = (*lo).min(c);
             *hi = (*hi).max(c);
@@ -104,7 +104,7 @@ fn wide_code_marks(
         .collect();
     let base = bases(&start, &low);
     let mut marks = vec![0u32; start[n_cols]];
-    for &row in rows {
+    for row in rows {
         for (&c, &b) in row.iter().zip(&base) {
             marks[b.wrapping_add(c) as usize] = 1;
         }
@@ -124,14 +124,13 @@ fn bases(start: &[usize], low: &[i64]) -> Vec<i64> {
 mod tests {
     use super::*;
 
-    /// [`factorize_rows`] of a row-major matrix of `n_cols` columns.
-    fn factorize_columns<C: From<u32>>(
+    /// [`factorize_rows`] of a row-major matrix of `n_cols` columns, read in place.
+    fn factorize_matrix<C: From<u32>>(
         cells: &[i64],
         n_cols: usize,
         max_span: u64,
     ) -> Option<Factorized<C>> {
-        let rows: Vec<&[i64]> = cells.chunks_exact(n_cols).collect();
-        factorize_rows(&rows, n_cols, max_span)
+        factorize_rows(cells.chunks_exact(n_cols.max(1)), n_cols, max_span)
     }
 
     #[test]
@@ -141,20 +140,22 @@ mod tests {
         let rows: Vec<&[i64]> = wide.chunks_exact(5).map(|row| &row[..3]).collect();
         let copy: Vec<i64> = rows.concat();
         assert_eq!(
-            factorize_rows::<u32>(&rows, 3, 4096),
-            factorize_columns::<u32>(&copy, 3, 4096)
+            factorize_rows::<u32>(rows.iter().copied(), 3, 4096),
+            factorize_matrix::<u32>(&copy, 3, 4096)
         );
+        let short = rows.iter().copied();
         assert_eq!(
-            factorize_rows::<u32>(&rows, 2, 4096),
+            factorize_rows::<u32>(short, 2, 4096),
             None,
             "rows of another length"
         );
+        assert_eq!(factorize_matrix::<u32>(&copy, 0, 4096), None, "no columns");
     }
 
     #[test]
     fn ranks_each_column_by_its_sorted_distinct_values() {
         let cells = [7, -3, 2, 5, 7, -3, 9, 0];
-        let f = factorize_columns::<u32>(&cells, 2, 100).unwrap();
+        let f = factorize_matrix::<u32>(&cells, 2, 100).unwrap();
         assert_eq!(f.labels, vec![vec![2, 7, 9], vec![-3, 0, 5]]);
         assert_eq!(f.codes, vec![1, 0, 0, 2, 1, 0, 2, 1]);
     }
@@ -163,9 +164,9 @@ mod tests {
     fn small_codes_and_shifted_codes_factorise_alike() {
         // 0..255 takes the one-pass table; the same columns shifted by 1000 the ranged one.
         let cells: Vec<i64> = (0..600).map(|i: i64| i * 37 % 251 % (3 + i % 4)).collect();
-        let small = factorize_columns::<u32>(&cells, 4, 4096).unwrap();
+        let small = factorize_matrix::<u32>(&cells, 4, 4096).unwrap();
         let shifted: Vec<i64> = cells.iter().map(|&c| c + 1000).collect();
-        let wide = factorize_columns::<u32>(&shifted, 4, 4096).unwrap();
+        let wide = factorize_matrix::<u32>(&shifted, 4, 4096).unwrap();
         assert_eq!(small.codes, wide.codes);
         for (a, b) in small.labels.iter().zip(&wide.labels) {
             assert_eq!(a.iter().map(|&v| v + 1000).collect::<Vec<_>>(), *b);
@@ -173,17 +174,17 @@ mod tests {
         // A code of 256 leaves the one-pass table for the ranged one, with the same result.
         let mut one = cells.clone();
         one[5] = 256;
-        let f = factorize_columns::<u32>(&one, 4, 4096).unwrap();
+        let f = factorize_matrix::<u32>(&one, 4, 4096).unwrap();
         assert_eq!(f.labels[1].last(), Some(&256));
     }
 
     #[test]
     fn refuses_wide_ranges_and_empty_input() {
-        assert_eq!(factorize_columns::<u32>(&[0, 1_000_000], 1, 4096), None);
+        assert_eq!(factorize_matrix::<u32>(&[0, 1_000_000], 1, 4096), None);
         assert_eq!(
-            factorize_columns::<u32>(&[i64::MIN, i64::MAX], 1, u64::MAX),
+            factorize_matrix::<u32>(&[i64::MIN, i64::MAX], 1, u64::MAX),
             None
         );
-        assert_eq!(factorize_columns::<u32>(&[], 3, 10), None);
+        assert_eq!(factorize_matrix::<u32>(&[], 3, 10), None);
     }
 }

@@ -78,9 +78,10 @@ fn integer_weights(data: &Table) -> Result<Option<Vec<u64>>> {
 
 /// Finds the tree maximising `accuracy − λ·splits` on the data of `data` (see the module
 /// docs), with 64-bit scores whenever they fit (see [`score`]). The search builds its own
-/// [`Dataset`] from the table, with the rows in the order it prefers.
+/// [`Dataset`] from the table (taken over: on many rows it is reordered, and the order it was
+/// given is dropped), with the rows in the order it prefers.
 pub fn solve(
-    data: &Table,
+    data: Table,
     config: &BranchesConfig,
     budget: &Budget,
     board: Option<&ProgressBoard>,
@@ -102,7 +103,7 @@ pub fn solve(
         }
     }
     let config = &config;
-    let weights = integer_weights(data)?;
+    let weights = integer_weights(&data)?;
     let total: u64 = match &weights {
         None => data.n_rows() as u64,
         Some(w) => w.iter().sum(),
@@ -119,7 +120,7 @@ pub fn solve(
 
 /// [`solve`] with checked weights and scores of a chosen width.
 fn search_with<S: score::Score>(
-    data: &Table,
+    data: Table,
     config: &BranchesConfig,
     scale: Scale<S>,
     weights: Option<Vec<u64>>,
@@ -133,14 +134,14 @@ fn search_with<S: score::Score>(
     // The search sees the rows clustered (see `row_order`); weights follow their rows. A few
     // words of rows gain nothing from it. The bitsets are built once, in the search's order.
     let (data, weights) = if data.n_rows() > row_order::WORTH_SORTING {
-        let order = row_order::clustered(data);
+        let order = row_order::clustered(&data);
         let weights = weights.map(|w| order.iter().map(|&r| w[r]).collect());
         (
             Dataset::from_table(data.with_rows_in_order(&order)?),
             weights,
         )
     } else {
-        (Dataset::from_table(data.clone()), weights)
+        (Dataset::from_table(data), weights)
     };
     let mut graph = Graph::new(&data, scale, weights, limits);
     let outcome = search::run(&mut graph, budget, board);

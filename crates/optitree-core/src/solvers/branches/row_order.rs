@@ -117,6 +117,9 @@ fn sorted_rows<K: Key>(mut keys: Vec<K>, bits: u32) -> Vec<usize> {
 /// counting every row of a large table cost as much as building its bitsets.
 const RANKING_ROWS: usize = 2048;
 
+/// Most (value, class) cells a feature's ranking counts.
+const MAX_RANKING_CELLS: usize = 1 << 16;
+
 /// Rows in a block of the ranking's sample: a cache line of codes (spreading single rows
 /// out would still read every line).
 const SAMPLE_BLOCK: usize = 16;
@@ -125,9 +128,14 @@ const SAMPLE_BLOCK: usize = 16;
 /// every `stride`-th block of [`SAMPLE_BLOCK`] rows.
 fn one_split_correct(data: &Table, f: usize, stride: usize) -> u64 {
     let k = data.n_classes();
+    // A (value, class) table this large costs more than the order is worth: the feature
+    // goes last.
+    let cells = match data.n_values(f).checked_mul(k) {
+        Some(cells) if cells <= MAX_RANKING_CELLS => cells,
+        _ => return 0,
+    };
     // Four tables, rows taking turns: sorted data repeat a (value, class) cell row after row,
     // and with one table each increment would wait for the previous one's store.
-    let cells = data.n_values(f) * k;
     let mut counts = vec![0u64; 4 * cells];
     let (column, labels) = (data.column(f), data.labels());
     let n = column.len();
@@ -156,8 +164,8 @@ mod tests {
         // then by feature 0, then by index.
         let codes = [1, 1, 0, 0, 1, 0, 0, 1, 0, 0];
         let labels = [1, 0, 0, 1, 0];
-        let data = crate::data::Dataset::new(&codes, 2, &labels, None, None, None).unwrap();
-        assert_eq!(clustered(data.table()), vec![1, 4, 2, 3, 0]);
+        let data = Table::from_row_major(&codes, 2, &labels, None, None, None).unwrap();
+        assert_eq!(clustered(&data), vec![1, 4, 2, 3, 0]);
     }
 
     #[test]
@@ -177,9 +185,9 @@ mod tests {
                 ]
             })
             .collect();
-        let data = crate::data::Dataset::new(&codes, 3, &labels, None, None, None).unwrap();
-        let order = clustered(data.table());
-        let first: Vec<u32> = order.iter().map(|&r| data.code(r, 2)).collect();
+        let data = Table::from_row_major(&codes, 3, &labels, None, None, None).unwrap();
+        let order = clustered(&data);
+        let first: Vec<u32> = order.iter().map(|&r| data.column(2)[r]).collect();
         assert!(
             first.windows(2).all(|w| w[0] <= w[1]),
             "sorted by feature 2"

@@ -6,8 +6,7 @@ use proptest::prelude::*;
 
 fn dataset(inst: &oracle::Instance, weights: Option<&[u64]>) -> Table {
     let w = weights.map(|w| w.iter().map(|&x| x as f64).collect());
-    let data = Dataset::new(&inst.codes, inst.n_features, &inst.labels, None, None, w);
-    data.expect("valid").table().clone()
+    Table::from_row_major(&inst.codes, inst.n_features, &inst.labels, None, None, w).expect("valid")
 }
 
 fn config(p: u64, q: u64, max_depth: Option<u32>, min_samples_leaf: u64) -> BranchesConfig {
@@ -45,7 +44,7 @@ proptest! {
         let weights: Vec<u64> = if weighted { (0..n).map(|r| (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
         prop_assume!(weights.iter().sum::<u64>() > 0);
         let data = dataset(&inst, weighted.then_some(&weights[..]));
-        let out = solve(&data, &config(lambda.0, lambda.1, depth, min_leaf), &Budget::unlimited(), None).expect("solves");
+        let out = solve(data.clone(), &config(lambda.0, lambda.1, depth, min_leaf), &Budget::unlimited(), None).expect("solves");
         let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, depth, min_leaf);
         prop_assert_eq!(out.status, Status::Optimal);
         prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
@@ -93,7 +92,7 @@ proptest! {
         let inst = with_renamed_copy(&inst, values);
         let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
         let data = dataset(&inst, weighted.then_some(&weights[..]));
-        let out = solve(&data, &config(lambda.0, lambda.1, None, 1), &Budget::unlimited(), None).expect("solves");
+        let out = solve(data.clone(), &config(lambda.0, lambda.1, None, 1), &Budget::unlimited(), None).expect("solves");
         let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, None, 1);
         prop_assert_eq!(out.status, Status::Optimal);
         prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
@@ -111,9 +110,21 @@ fn xor_tie_goes_to_the_leaf() {
         labels: vec![0, 1, 1, 0],
     };
     let data = dataset(&inst, None);
-    let tie = solve(&data, &config(1, 6, None, 1), &Budget::unlimited(), None).expect("solves");
+    let tie = solve(
+        data.clone(),
+        &config(1, 6, None, 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .expect("solves");
     assert_eq!((tie.solution.correct, tie.solution.splits), (2, 0));
-    let below = solve(&data, &config(1, 7, None, 1), &Budget::unlimited(), None).expect("solves");
+    let below = solve(
+        data.clone(),
+        &config(1, 7, None, 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .expect("solves");
     assert_eq!((below.solution.correct, below.solution.splits), (4, 3));
 }
 
@@ -124,15 +135,21 @@ fn stopped_searches_return_a_valid_tree_and_honest_bounds() {
     let flag = CancelFlag::new();
     flag.cancel();
     let budget = Budget::new(None, None, None, flag).expect("valid");
-    let out = solve(&data, &config(1, 1000, None, 1), &budget, None).expect("returns");
+    let out = solve(data.clone(), &config(1, 1000, None, 1), &budget, None).expect("returns");
     assert_eq!(out.status, Status::Interrupted);
     assert!(out.lower_bound <= out.upper_bound);
-    let full = solve(&data, &config(1, 1000, None, 1), &Budget::unlimited(), None).expect("solves");
+    let full = solve(
+        data.clone(),
+        &config(1, 1000, None, 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .expect("solves");
     assert!(
         out.lower_bound <= full.solution.objective && full.solution.objective <= out.upper_bound
     );
     let limited = Budget::new(None, Some(5), None, CancelFlag::new()).expect("valid");
-    let out = solve(&data, &config(1, 1000, None, 1), &limited, None).expect("returns");
+    let out = solve(data.clone(), &config(1, 1000, None, 1), &limited, None).expect("returns");
     assert_eq!(out.status, Status::NodeLimit);
     assert!(
         out.lower_bound <= full.solution.objective
@@ -151,7 +168,7 @@ fn limits_stop_a_long_descent_before_it_expands() {
     let budget = Budget::new(Some(0.5), None, None, CancelFlag::new()).expect("valid");
     // At λ = 1/20 no stump beats the leaf (so the greedy tree, due after this much counting,
     // adds nothing), yet every split's purification bound does.
-    let out = solve(&data, &config(1, 20, None, 1), &budget, None).expect("returns");
+    let out = solve(data.clone(), &config(1, 20, None, 1), &budget, None).expect("returns");
     assert_eq!(out.status, Status::TimeLimit);
     // One expansion (the root's), or none on a machine so slow that setting up took the limit.
     let expansions = match out.stats.get("expansions") {
@@ -167,7 +184,7 @@ fn memory_limit_stops_the_search() {
     let inst = oracle::random_instance(200, 8, 3, 2, 5);
     let data = dataset(&inst, None);
     let budget = Budget::new(None, None, Some(20_000), CancelFlag::new()).expect("valid");
-    let out = solve(&data, &config(0, 1, None, 1), &budget, None).expect("returns");
+    let out = solve(data.clone(), &config(0, 1, None, 1), &budget, None).expect("returns");
     assert_eq!(out.status, Status::MemoryLimit);
 }
 
@@ -187,7 +204,13 @@ fn dominance_by_light_children_respects_min_samples_leaf() {
         labels,
     };
     let data = dataset(&inst, None);
-    let out = solve(&data, &config(2, 17, None, 2), &Budget::unlimited(), None).expect("solves");
+    let out = solve(
+        data.clone(),
+        &config(2, 17, None, 2),
+        &Budget::unlimited(),
+        None,
+    )
+    .expect("solves");
     assert_eq!((out.solution.correct, out.solution.splits), (17, 2));
     let weights = vec![1; 17];
     assert_eq!(
@@ -202,15 +225,26 @@ fn weights_adding_up_beyond_exact_range_are_refused_with_a_clear_error() {
     // Each weight is allowed; together they pass 2^53.
     let heavy = vec![9_000_000_000_000u64; inst.n_rows];
     let data = dataset(&inst, Some(&heavy));
-    let err = solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = solve(
+        data.clone(),
+        &config(1, 100, None, 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
     assert!(err.contains("add up to"), "{err}");
     // Just below the bound the search runs.
     let fine = vec![8_000_000_000_000u64; inst.n_rows];
     let data = dataset(&inst, Some(&fine));
-    assert!(solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None).is_ok());
+    assert!(solve(
+        data.clone(),
+        &config(1, 100, None, 1),
+        &Budget::unlimited(),
+        None
+    )
+    .is_ok());
 }
 
 /// Both score widths give the same optimum, bounds and tree (the narrow one is chosen whenever
@@ -226,8 +260,8 @@ fn both_score_widths_agree() {
         let narrow = Scale::<i64>::new(1, 20 + seed, inst.n_rows, total).expect("valid");
         for limit in [None, Some(3 + seed)] {
             let budget = || Budget::new(None, limit, None, CancelFlag::new()).expect("valid");
-            let a = search_with(&data, &cfg, wide, None, &budget(), None).expect("solves");
-            let b = search_with(&data, &cfg, narrow, None, &budget(), None).expect("solves");
+            let a = search_with(data.clone(), &cfg, wide, None, &budget(), None).expect("solves");
+            let b = search_with(data.clone(), &cfg, narrow, None, &budget(), None).expect("solves");
             assert_eq!(
                 (a.status, a.lower_bound, a.upper_bound),
                 (b.status, b.lower_bound, b.upper_bound)
@@ -251,7 +285,7 @@ fn heavy_closed_children_keep_their_value() {
         let heavy = vec![3_000_000_000u64; inst.n_rows];
         let cfg = config(1, 25, None, 1);
         let out = solve(
-            &dataset(&inst, Some(&heavy)),
+            dataset(&inst, Some(&heavy)),
             &cfg,
             &Budget::unlimited(),
             None,
@@ -273,9 +307,15 @@ fn very_deep_limits_are_no_limit_or_refused() {
     let deep = graph::MAX_DEPTH_LIMIT + 1;
     let inst = oracle::random_instance(12, 3, 3, 2, 7);
     let data = dataset(&inst, None);
-    let unlimited = solve(&data, &config(1, 100, None, 1), &Budget::unlimited(), None).unwrap();
+    let unlimited = solve(
+        data.clone(),
+        &config(1, 100, None, 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .unwrap();
     let limited = solve(
-        &data,
+        data,
         &config(1, 100, Some(deep), 1),
         &Budget::unlimited(),
         None,
@@ -288,9 +328,9 @@ fn very_deep_limits_are_no_limit_or_refused() {
     // More features than the limit: the limit would bind in principle, and cannot be held.
     let n_features = deep as usize + 1;
     let codes: Vec<u32> = (0..2 * n_features).map(|i| (i % 2) as u32).collect();
-    let wide = Dataset::new(&codes, n_features, &[0, 1], None, None, None).expect("valid");
+    let wide = Table::from_row_major(&codes, n_features, &[0, 1], None, None, None);
     let err = solve(
-        wide.table(),
+        wide.expect("valid"),
         &config(1, 100, Some(deep), 1),
         &Budget::unlimited(),
         None,
