@@ -126,3 +126,32 @@ def test_equality_is_structural():
     assert mixed_tree() == mixed_tree()
     assert mixed_tree() != mixed_tree(class_names=["no", "yes"])
     assert mixed_tree(class_names=[0, 1]) != mixed_tree(class_names=["0", "1"])
+
+
+@pytest.mark.parametrize(
+    "X, y",
+    [
+        (np.array([[0, 1], [1, 0], [2, 1], [1, 1]], dtype=np.int64), np.array([3, 5, 3, 5])),
+        (
+            pd.DataFrame({"a": ["x", "y", "x", "z"], "b": pd.Categorical(["p", "q", "q", "p"])}),
+            np.array(["no", "yes", "no", "yes"]),
+        ),
+        (np.array([[0.5, 1], [1.5, 0], [2.5, 1], [1.5, 1]]), np.array([1.0, 2.0, 1.0, 2.0])),
+    ],
+)
+def test_a_fitted_tree_holds_plain_python_labels_in_arrays_of_its_own(X, y):
+    # Trees from a fit take over the core's arrays and the encoder's labels (Tree._adopt):
+    # the labels must already be plain Python values, and nothing may be shared with the
+    # estimator's encoding.
+    from optitree import BranchesClassifier
+
+    clf = BranchesClassifier(penalty=0.01).fit(X, y)
+    tree = clf.tree_
+    plain = (int, float, str, bool)
+    assert all(type(c) in plain for c in tree.class_names)
+    for cats in tree.categories:
+        assert cats is None or all(type(v) in plain for v in cats)
+    for cats, encoded in zip(tree.categories, clf._encoding[1]):
+        assert cats is None or cats is not encoded
+    assert not any(arr.flags.writeable for arr in tree._arrays().values())
+    assert Tree(**{k: v for k, v in tree.__getstate__().items() if k != "schema_version"}) == tree
