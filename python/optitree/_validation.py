@@ -646,9 +646,7 @@ def _integer_matrix_codes(array: np.ndarray) -> tuple[np.ndarray, list] | None:
         return None
     # The core reads rows of adjacent int64 cells in place (a C-ordered matrix, or a column
     # slice of one such as data[:, :-1]); numpy copies any other layout faster than it would.
-    adjacent = (
-        array.dtype == np.int64 and array.ndim == 2 and array.strides[1] == 8 and array.flags.aligned
-    )
+    adjacent = array.dtype == np.int64 and array.strides[1] == 8 and array.flags.aligned
     cells = array if adjacent else np.ascontiguousarray(array, dtype=np.int64)
     return _core.factorize_int_columns(cells, max(4096, array.shape[0]))
 
