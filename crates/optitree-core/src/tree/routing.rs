@@ -16,7 +16,8 @@ struct Step {
     threshold: f64,
     first_child: usize,
     n_children: usize,
-    /// Some class total is positive: the node can predict.
+    /// Some class total is positive: the node can predict (filled by `route_rows` only, the
+    /// one reader).
     predicts: bool,
 }
 
@@ -34,7 +35,7 @@ impl Tree {
             threshold: self.threshold(i),
             first_child: self.children_ptr[i],
             n_children: self.children(i).len(),
-            predicts: self.value(i).iter().any(|&v| v > 0.0),
+            predicts: false,
         }
     }
 
@@ -84,24 +85,31 @@ impl Tree {
     /// `(reached, predicting)`: the node where `x` stops, and the deepest node on its path with a
     /// non-zero class total (the one whose distribution predicts).
     pub fn route(&self, x: &[f64]) -> (usize, usize) {
-        self.route_with(x, |i| self.value(i).iter().any(|&v| v > 0.0))
-    }
-
-    /// [`Tree::route`] with `predicts(i)` telling whether node `i` has a non-zero class total.
-    fn route_with(&self, x: &[f64], predicts: impl Fn(usize) -> bool) -> (usize, usize) {
         let mut predicting = 0;
         let reached = self.walk(x, |i| {
-            if predicts(i) {
+            if self.predicts(i) {
                 predicting = i;
             }
         });
         (reached, predicting)
     }
 
+    /// Whether node `i` has a non-zero class total (can predict).
+    fn predicts(&self, i: usize) -> bool {
+        self.value(i).iter().any(|&v| v > 0.0)
+    }
+
     /// Routes every row of a row-major `n_rows x n_features` matrix: [`Tree::route`] of each.
     pub fn route_rows(&self, x: &[f64]) -> (Vec<usize>, Vec<usize>) {
         let width = self.n_features().max(1);
-        let steps = self.steps();
+        // Each node's routing facts in one record, read once per node a row passes: looking
+        // them up in five arrays at every step took most of a route.
+        let steps: Vec<Step> = (0..self.n_nodes())
+            .map(|i| Step {
+                predicts: self.predicts(i),
+                ..self.step(i)
+            })
+            .collect();
         let (mut reached, mut predicting) = (Vec::new(), Vec::new());
         reached.reserve_exact(x.len() / width);
         predicting.reserve_exact(x.len() / width);
@@ -121,12 +129,6 @@ impl Tree {
             predicting.push(last);
         }
         (reached, predicting)
-    }
-
-    /// Each node's routing facts in one record, read once per node a row passes: looking them
-    /// up in five arrays at every step took most of a route.
-    fn steps(&self) -> Vec<Step> {
-        (0..self.n_nodes()).map(|i| self.step(i)).collect()
     }
 
     /// Decision paths of every row in CSR form: `(indptr, node indices)`.
