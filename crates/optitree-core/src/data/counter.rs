@@ -226,8 +226,8 @@ mod tests {
             n in 1usize..3000, seed in any::<u64>(), keep in prop::collection::vec(any::<bool>(), 3000),
             classes in 2u32..11, gap in 0usize..7,
         ) {
-            let mut s = seed | 1;
-            let mut next = |m: u32| { s ^= s << 13; s ^= s >> 7; s ^= s << 17; (s % u64::from(m)) as u32 };
+            let mut word = crate::oracle::xorshift(seed | 1);
+            let mut next = |m: u32| (word() % u64::from(m)) as u32;
             let codes: Vec<u32> = (0..n * 2).map(|_| next(3)).collect();
             let labels: Vec<u32> = (0..n).map(|_| next(classes)).collect();
             let data = Dataset::new(&codes, 2, &labels, Some(&[3, 3]), Some(classes as usize), None)
