@@ -10,7 +10,7 @@ use numpy::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use optitree_core::data::{column_major_codes, Dataset, Table};
+use optitree_core::data::{column_major_codes, Table};
 use optitree_core::search::stats::StatValue;
 use optitree_core::search::Stats;
 use optitree_core::tree::{Tree, TreeArrays};
@@ -143,17 +143,6 @@ pub fn table(
     }
     let w = weights.map(|w| w.as_array().to_vec());
     Table::new(columns, n_features, y, n_values, n_classes, w).into_py()
-}
-
-/// [`table`] with its bitsets: the dataset the solvers other than Branches search.
-pub fn dataset(
-    codes: &PyReadonlyArray2<'_, i64>,
-    labels: &PyReadonlyArray1<'_, i64>,
-    n_classes: Option<usize>,
-    n_values: Option<&[usize]>,
-    weights: Option<&PyReadonlyArray1<'_, f64>>,
-) -> PyResult<Dataset> {
-    table(codes, labels, n_classes, n_values, weights).map(Dataset::from_table)
 }
 
 /// Statistics as an ordered dict of ints and floats.

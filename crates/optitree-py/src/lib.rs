@@ -20,6 +20,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use optitree_core::data::Dataset;
 use optitree_core::search::{budget, Budget, CancelFlag, Outcome, ProgressBoard, Status};
 use optitree_core::solvers::branches::{self, BranchesConfig};
 use optitree_core::solvers::maptree::{self, MapTreeConfig};
@@ -127,13 +128,14 @@ fn dataset_summary<'py>(
     n_values: Option<Vec<usize>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let data = convert::dataset(
+    let table = convert::table(
         &codes,
         &labels,
         n_classes,
         n_values.as_deref(),
         sample_weight.as_ref(),
     )?;
+    let data = Dataset::from_table(table);
     let out = PyDict::new(py);
     out.set_item("n_rows", data.n_rows())?;
     out.set_item("n_features", data.n_features())?;
@@ -160,13 +162,14 @@ fn fit_stump<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     time_limit: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let data = convert::dataset(
+    let table = convert::table(
         &codes,
         &labels,
         n_classes,
         n_values.as_deref(),
         sample_weight.as_ref(),
     )?;
+    let data = Dataset::from_table(table);
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
     let outcome =
@@ -254,7 +257,8 @@ fn fit_maptree<'py>(
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
     let n_features = codes.as_array().ncols();
-    let data = convert::dataset(&codes, &labels, n_classes, Some(&vec![2; n_features]), None)?;
+    let table = convert::table(&codes, &labels, n_classes, Some(&vec![2; n_features]), None)?;
+    let data = Dataset::from_table(table);
     let config = MapTreeConfig {
         alpha,
         beta,
