@@ -134,11 +134,10 @@ def tree_from_core(
     """Turns a tree over core features into a tree over the input columns.
 
     A categorical node on a binarised numeric feature becomes the threshold node ``x <= t``
-    (its two children are already in the order code 0 = low side, code 1 = high side).
+    (its two children are already in the order code 0 = low side, code 1 = high side). The
+    core's arrays, made for this tree alone, are taken over and remapped in place.
     """
-    kind = np.array(arrays["kind"], dtype=np.int8)
-    feature = np.array(arrays["feature"], dtype=np.int64)
-    threshold = np.array(arrays["threshold"], dtype=np.float64)
+    kind, feature, threshold = arrays["kind"], arrays["feature"], arrays["threshold"]
     categorical_nodes = [] if view.identity else np.flatnonzero(kind == CATEGORY)
     for i in categorical_nodes:
         column, t = view.source[feature[i]]
@@ -148,7 +147,7 @@ def tree_from_core(
                 raise InternalError(f"binarised feature split at node {i} is not binary")
             kind[i], threshold[i] = THRESHOLD, t
     return Tree._adopt(
-        {**arrays, "kind": kind, "feature": feature, "threshold": threshold},
+        arrays,
         feature_names=enc.feature_names,
         class_names=[_plain(c) for c in classes],
         categories=enc.categories,
