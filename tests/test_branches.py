@@ -365,6 +365,31 @@ def test_random_instances_match_the_brute_force(seeds):
         check_against_oracle(make_case(seed))
 
 
+@pytest.mark.parametrize("seeds", DEFAULT_BLOCKS[:10], ids=lambda s: f"seeds{s.start}-{s.stop - 1}")
+def test_without_fewest_splits_the_objective_is_still_the_optimum(seeds):
+    """``fewest_splits=False`` proves the same optimal objective; only which of the equally good
+    trees comes back is left to the search (never one with fewer splits than the least)."""
+    for seed in seeds:
+        case = make_case(seed)
+        clf = case.fit(fewest_splits=False)
+        value, splits = case.oracle()
+        assert clf.status_ == "optimal", case.note
+        assert exact_objective(clf, case.X, case.y, case.weights) == value, case.note
+        assert clf.get_n_splits() >= splits, case.note
+        assert clf.lower_bound_ == clf.upper_bound_ == pytest.approx(float(value), abs=TOL)
+
+
+def test_fewest_splits_decides_between_equally_accurate_trees():
+    # monk1 (one-hot) has several perfect trees of depth 4; the default proves the smallest.
+    X, y = paper_data("monk1")
+    fewest = BranchesClassifier(penalty=0, max_depth=4).fit(X, y)
+    first = BranchesClassifier(penalty=0, max_depth=4, fewest_splits=False).fit(X, y)
+    assert fewest.status_ == first.status_ == "optimal"
+    assert fewest.objective_ == first.objective_ == 1.0
+    assert fewest.get_n_splits() < first.get_n_splits()
+    assert first.get_depth() <= 4
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seeds", SLOW_BLOCKS, ids=lambda s: f"seeds{s.start}-{s.stop - 1}")
 def test_random_instances_match_the_brute_force_campaign(seeds):
@@ -1247,6 +1272,8 @@ def test_integer_and_bool_encodings_of_binary_data_agree():
         ({"time_limit": 0}, "time_limit"),
         ({"memory_limit": 0}, "memory_limit"),
         ({"categorical": "some"}, "categorical"),
+        ({"fewest_splits": "no"}, "fewest_splits"),
+        ({"fewest_splits": 0}, "fewest_splits"),
     ],
 )
 def test_bad_parameters_are_named(params, name):

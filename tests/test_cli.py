@@ -178,6 +178,21 @@ def test_fit_branches_options(capsys):
     assert_error(code, err, 2, "penalty=0", "max_depth")
 
 
+def test_fit_branches_fewest_splits_option(capsys):
+    common = ("fit", "--dataset", "monks-1", "--penalty", "0", "--max-depth", "3", "--quiet")
+    results = {}
+    for answer in ("yes", "no"):
+        code, out, err = run(capsys, *common, "--fewest-splits", answer)
+        assert code == 0, err
+        results[answer] = result_lines(out)
+        assert results[answer]["status"] == "optimal"
+    yes, no = results["yes"], results["no"]
+    assert yes["training accuracy"] == no["training accuracy"]
+    assert int(yes["splits"]) <= int(no["splits"])
+    code, _, err = run(capsys, *common, "--fewest-splits", "maybe")
+    assert_error(code, err, 2, "--fewest-splits", "'maybe'")
+
+
 @pytest.mark.parametrize("fmt, marker", [("dot", "digraph Tree {"), ("json", '"format"')])
 def test_fit_formats(capsys, fmt, marker):
     code, out, _ = run(capsys, "fit", "--dataset", "monks-1", "--format", fmt)

@@ -83,6 +83,7 @@ def fit_branches(
     sample_weight: npt.NDArray[np.float64] | None = None,
     max_depth: int | None = None,
     min_samples_leaf: int = 1,
+    fewest_splits: bool = True,
     time_limit: float | None = None,
     node_limit: int | None = None,
     memory_limit: int | None = None,

@@ -10,6 +10,8 @@ import numbers
 import time
 from typing import Any
 
+import numpy as np
+
 from optitree.exceptions import InvalidParameterError
 
 
@@ -63,6 +65,13 @@ def check_int(
     if allow_none:
         allowed += " or None"
     raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``True`` or ``False`` (NumPy booleans included; not 0/1 or strings)."""
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    raise InvalidParameterError(f"{name}={value!r}: use True or False")
 
 
 def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:

@@ -18,6 +18,7 @@ import numpy as np
 
 from optitree import _core
 from optitree._params import (
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -88,7 +89,7 @@ class BranchesClassifier(BaseTreeClassifier):
         make the search much harder; ``penalty=0`` needs ``max_depth``.
     max_depth : int or None, default=None
         Longest root-to-leaf path. With ``penalty=0`` this is the DL8.5/MurTree problem
-        (most accurate tree of bounded depth).
+        (most accurate tree of bounded depth; see ``fewest_splits``).
     min_samples_leaf : int, default=1
         Fewest training rows a non-empty leaf may hold. (A multiway split may create empty
         leaves for categories absent from its rows; they predict like their parent.)
@@ -112,6 +113,13 @@ class BranchesClassifier(BaseTreeClassifier):
         For numeric columns: candidate thresholds per column (``None``: every midpoint between
         consecutive distinct values). A numeric column enters the search as binary features
         ``x <= t`` and comes back as threshold nodes on the column.
+    fewest_splits : bool, default=True
+        Among trees of equal objective, return one with the fewest splits, and prove it.
+        ``False`` returns an optimal tree (the objective is still proven) without proving that
+        no equally good tree has fewer splits. With ``penalty=0`` every equally accurate tree
+        ties, and when many do (several perfect trees within ``max_depth``), proving the
+        fewest splits can take orders of magnitude longer than proving the accuracy;
+        ``False`` then solves exactly the problem DL8.5 and MurTree solve.
 
     Attributes
     ----------
@@ -139,11 +147,11 @@ class BranchesClassifier(BaseTreeClassifier):
 
     Notes
     -----
-    Ties between trees of equal objective go to the one with fewer splits, then to the lowest
-    feature index; results are deterministic. Sample weights are used exactly when they are
-    whole numbers after scaling by a power of ten (up to 10**6) that add up to less than 2**52,
-    and otherwise rounded to 9 significant digits relative to the largest weight (with a
-    warning).
+    Ties between trees of equal objective go to the one with fewer splits (unless
+    ``fewest_splits=False``), then to the lowest feature index; results are deterministic.
+    Sample weights are used exactly when they are whole numbers after scaling by a power of ten
+    (up to 10**6) that add up to less than 2**52, and otherwise rounded to 9 significant digits
+    relative to the largest weight (with a warning).
 
     Examples
     --------
@@ -166,6 +174,7 @@ class BranchesClassifier(BaseTreeClassifier):
         verbose: int = 0,
         categorical: Any = "auto",
         max_thresholds: int | None = None,
+        fewest_splits: bool = True,
     ) -> None:
         self.penalty = penalty
         self.max_depth = max_depth
@@ -176,6 +185,7 @@ class BranchesClassifier(BaseTreeClassifier):
         self.verbose = verbose
         self.categorical = categorical
         self.max_thresholds = max_thresholds
+        self.fewest_splits = fewest_splits
 
     def _categorical_columns(self, X: Any) -> Any:
         if isinstance(self.categorical, str):
@@ -210,6 +220,7 @@ class BranchesClassifier(BaseTreeClassifier):
         memory_limit = check_int("memory_limit", self.memory_limit, low=1, allow_none=True)
         check_int("n_jobs", self.n_jobs, low=-1)
         verbose = check_int("verbose", self.verbose, low=0)
+        fewest_splits = check_bool("fewest_splits", self.fewest_splits)
         self._max_thresholds = check_int(
             "max_thresholds", self.max_thresholds, low=1, allow_none=True
         )
@@ -238,6 +249,7 @@ class BranchesClassifier(BaseTreeClassifier):
             sample_weight=weights,
             max_depth=max_depth,
             min_samples_leaf=min_leaf,
+            fewest_splits=fewest_splits,
             time_limit=time_left(time_limit, started),
             memory_limit=memory_limit,
             progress=_print_progress if verbose > 0 else None,

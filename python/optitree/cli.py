@@ -224,6 +224,16 @@ def positive_int(text: str) -> int:
     return _parse(text, int, "an integer", lambda v: v >= 1, "an integer >= 1")
 
 
+def _yes_no(text: str) -> bool:
+    """argparse type: yes/no, true/false or 1/0."""
+    value = text.strip().lower()
+    if value in ("yes", "true", "1"):
+        return True
+    if value in ("no", "false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
+
+
 _BRANCHES_OPTIONS = (
     _TIME_LIMIT,
     AlgorithmOption(
@@ -262,6 +272,14 @@ _BRANCHES_OPTIONS = (
         positive_int,
         "candidate thresholds per numeric column (default: every midpoint)",
         metavar="K",
+    ),
+    AlgorithmOption(
+        "--fewest-splits",
+        "fewest_splits",
+        _yes_no,
+        "yes (default): among equally good trees, prove and return one with the fewest splits; "
+        "no: any optimal tree, much faster when many tie (e.g. --penalty 0)",
+        "yes|no",
     ),
 )
 
@@ -340,16 +358,6 @@ def _choice(*allowed: str) -> Callable[[str], str]:
         return text
 
     return parse
-
-
-def _yes_no(text: str) -> bool:
-    """argparse type: yes/no, true/false or 1/0."""
-    value = text.strip().lower()
-    if value in ("yes", "true", "1"):
-        return True
-    if value in ("no", "false", "0"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
 
 
 def _n_jobs(text: str) -> int:

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from optitree import _core
-from optitree._params import check_choice, check_int, check_time_limit
+from optitree._params import check_bool, check_choice, check_int, check_time_limit
 from optitree._validation import check_labels, encode_fit
 from optitree.base import BaseTreeClassifier, CategoricalView, FitData
-from optitree.exceptions import DataError, InfeasibleError, InternalError, InvalidParameterError
+from optitree.exceptions import DataError, InfeasibleError, InternalError
 from optitree.tree import Tree
 
 __all__ = ["ProperTreeClassifier", "candidate_rules"]
@@ -137,9 +137,6 @@ class ProperTreeClassifier(BaseTreeClassifier):
             n_jobs = 1
         if n_jobs == -1:
             n_jobs = os.cpu_count() or 1
-        exactly = self.exactly
-        if not isinstance(exactly, (bool, np.bool_)):
-            raise InvalidParameterError(f"exactly={exactly!r}: use True or False")
         return {
             "n_splits": check_int("n_splits", self.n_splits, low=1),
             "rule": check_choice("rule", self.rule, _RULES),
@@ -147,7 +144,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
             "side_assignment": check_choice(
                 "side_assignment", self.side_assignment, ("all", "closed")
             ),
-            "exactly": bool(exactly),
+            "exactly": check_bool("exactly", self.exactly),
             "objective": check_choice("objective", self.objective, _OBJECTIVES),
             "max_depth": check_int("max_depth", self.max_depth, low=0, allow_none=True),
             "min_samples_leaf": check_int("min_samples_leaf", self.min_samples_leaf, low=0),

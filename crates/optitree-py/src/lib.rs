@@ -182,8 +182,8 @@ fn fit_stump<'py>(
 /// `progress`, if given, is called with a dict of the search's figures about twice a second.
 #[pyfunction]
 #[pyo3(signature = (codes, labels, penalty_num, penalty_den, *, n_classes=None, n_values=None,
-    sample_weight=None, max_depth=None, min_samples_leaf=1, time_limit=None, node_limit=None,
-    memory_limit=None, progress=None))]
+    sample_weight=None, max_depth=None, min_samples_leaf=1, fewest_splits=true, time_limit=None,
+    node_limit=None, memory_limit=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_branches<'py>(
     py: Python<'py>,
@@ -196,6 +196,7 @@ fn fit_branches<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     max_depth: Option<u32>,
     min_samples_leaf: u64,
+    fewest_splits: bool,
     time_limit: Option<f64>,
     node_limit: Option<u64>,
     memory_limit: Option<usize>,
@@ -216,6 +217,7 @@ fn fit_branches<'py>(
         penalty: (penalty_num, penalty_den),
         max_depth,
         min_samples_leaf,
+        fewest_splits,
     };
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));

@@ -33,6 +33,9 @@ pub struct BranchesConfig {
     pub max_depth: Option<u32>,
     /// Fewest rows a non-empty leaf may hold.
     pub min_samples_leaf: u64,
+    /// Among trees of equal objective, prove and return one with the fewest splits (`true`), or
+    /// return the first optimal tree found (`false`; see [`Scale::without_tie_break`]).
+    pub fewest_splits: bool,
 }
 
 /// The tree found and its exact objective.
@@ -127,6 +130,10 @@ fn search_with<S: score::Score>(
     budget: &Budget,
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<BranchesSolution>> {
+    let scale = match config.fewest_splits {
+        true => scale,
+        false => scale.without_tie_break(),
+    };
     let limits = Limits {
         max_depth: config.max_depth,
         min_samples_leaf: config.min_samples_leaf,

@@ -151,6 +151,18 @@ impl<S: Score> Scale<S> {
         })
     }
 
+    /// The same scale without the tie-break: a split costs exactly `M·P·W`, so trees of equal
+    /// objective score alike and the search returns the first optimal tree it proves instead
+    /// of proving which has the fewest splits. With λ = 0 every equally accurate tree ties, and
+    /// proving the fewest splits among them can cost far more than finding the accuracy
+    /// (mushroom-f at depth 5: 47,000 expansions instead of 49).
+    pub fn without_tie_break(self) -> Self {
+        Scale {
+            split_cost: S::from_wide(self.m * self.p * self.total_weight),
+            ..self
+        }
+    }
+
     /// Score of a leaf that classifies `correct` weight correctly.
     #[inline]
     pub fn leaf(&self, correct: u64) -> S {

@@ -14,6 +14,7 @@ fn config(p: u64, q: u64, max_depth: Option<u32>, min_samples_leaf: u64) -> Bran
         penalty: (p, q),
         max_depth,
         min_samples_leaf,
+        fewest_splits: true,
     }
 }
 
@@ -50,6 +51,36 @@ proptest! {
         prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
         prop_assert_eq!(out.solution.tree.n_splits() as u64, best_splits);
         prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+        prop_assert!(out.lower_bound == out.upper_bound);
+        if let Some(d) = depth { prop_assert!(out.solution.tree.depth() <= d as usize); }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    /// Without the tie-break the search still proves the optimal objective; only the number of
+    /// splits among equally good trees is left to the search order (never fewer than the least).
+    #[test]
+    fn without_the_tie_break_the_objective_is_still_optimal(
+        n in 1usize..14, d in 1usize..4, values in 2u32..4, classes in 1u32..4, seed in any::<u64>(),
+        lambda in prop::sample::select(vec![(0u64, 1u64), (1, 1000), (1, 20), (1, 6), (1, 4)]),
+        depth in prop::option::of(0u32..3), weighted in any::<bool>(),
+    ) {
+        let depth = if lambda.0 == 0 { Some(depth.unwrap_or(2)) } else { depth };
+        let inst = oracle::random_instance(n, d, values, classes, seed);
+        let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
+        let data = dataset(&inst, weighted.then_some(&weights[..]));
+        let config = BranchesConfig { fewest_splits: false, ..config(lambda.0, lambda.1, depth, 1) };
+        let out = solve(data, &config, &Budget::unlimited(), None).expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, depth, 1);
+        let total: u64 = weights.iter().sum();
+        let value = |c: u64, s: u64| i128::from(lambda.1) * i128::from(c) - i128::from(lambda.0 * total) * i128::from(s);
+        let (correct, splits) = (out.solution.correct, out.solution.splits);
+        prop_assert_eq!(out.status, Status::Optimal);
+        prop_assert_eq!(value(correct, splits), value(best_correct, best_splits));
+        prop_assert!(splits >= best_splits);
+        prop_assert_eq!(out.solution.tree.n_splits() as u64, splits);
+        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), correct);
         prop_assert!(out.lower_bound == out.upper_bound);
         if let Some(d) = depth { prop_assert!(out.solution.tree.depth() <= d as usize); }
     }
