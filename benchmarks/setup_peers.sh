@@ -25,7 +25,7 @@ cd "$repo"
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as md
 
-for name in ("optitree", "imodels", "pystreed", "gosdt", "numba", "scikit-learn", "numpy"):
+for name in ("optitree", "imodels", "pystreed", "gosdt", "pydl8.5", "numba", "scikit-learn", "numpy"):
     try:
         print(f"{name:>14} {md.version(name)}")
     except md.PackageNotFoundError:
