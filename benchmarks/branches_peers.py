@@ -9,7 +9,8 @@ at the paper's λ. The peers state their objectives differently, so this script 
 them: it walks each returned tree itself, counts its correct training rows and its splits, and
 scores every method as ``correct/n - λ·splits`` in exact rational arithmetic.
 
-- optitree ``BranchesClassifier(penalty=λ, categorical="all")``: maximises H directly.
+- optitree ``BranchesClassifier(penalty=λ, categorical="all")``: maximises H directly;
+  "optitree-d" does so with ``max_depth`` = STreeD's depth limit d, STreeD's own problem.
 - imodels ``FastSmallTreeClassifier(regularization=λ)``: minimises error + λ·leaves. A binary
   tree has splits + 1 leaves, so that is 1 + λ - H: the same optimum.
 - GOSDT ``GOSDTClassifier(regularization=λ, allow_small_reg=True)``: the same objective as
@@ -32,7 +33,7 @@ method alike instead of deciding one method's figure.
 Usage (from the repository root, with the benchmark virtualenv of ``setup_peers.sh``)::
 
     benchmarks/.venv/bin/python benchmarks/branches_peers.py [--time-limit 60]
-        [--instances monk1,tictactoe-f] [--methods optitree,imodels,streed,gosdt]
+        [--instances monk1,tictactoe-f] [--methods optitree,optitree-d,imodels,streed,gosdt]
         [--rounds 3] [--output benchmarks/results/branches_peers.md]
 
 The peers are never dependencies of optitree: they live only in ``benchmarks/.venv``.
@@ -66,9 +67,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DEFAULT_OUTPUT = HERE / "results" / "branches_peers.md"
 TOLERANCE = Fraction(1, 10**9)
-METHODS = ("optitree", "imodels", "streed", "gosdt")
+METHODS = ("optitree", "optitree-d", "imodels", "streed", "gosdt")
 METHOD_LABELS = {
     "optitree": "optitree",
+    "optitree-d": "optitree, max_depth = STreeD's",
     "imodels": "imodels FastSmallTree",
     "streed": "STreeD",
     "gosdt": "GOSDT",
@@ -77,7 +79,7 @@ METHOD_LABELS = {
 PACKAGES = ("optitree", "imodels", "pystreed", "gosdt", "numba", "numpy", "scikit-learn", "pandas")
 # Which methods accept more than two classes (all four do today; a method without multiclass
 # support is reported as "n/a" on multiclass instances rather than run).
-MULTICLASS = {"optitree": True, "imodels": True, "streed": True, "gosdt": True}
+MULTICLASS = {m: True for m in METHODS}
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
@@ -276,12 +278,13 @@ def timed_fit(make, X, y, search_seconds, spec: dict) -> tuple[Any, float, float
     return first, statistics.median(walls), search, len(walls)
 
 
-def run_optitree(X, y, lam: str, spec: dict) -> dict:
+def run_optitree(X, y, lam: str, spec: dict, max_depth: int | None = None) -> dict:
     from optitree import BranchesClassifier
 
     def make():
         return BranchesClassifier(
             penalty=float(lam),
+            max_depth=max_depth,
             categorical="all",
             time_limit=spec["time_limit"],
             memory_limit=spec["solver_memory"],
@@ -414,6 +417,8 @@ def run_gosdt(X, y, lam: str, spec: dict) -> dict:
 
 RUNNERS = {
     "optitree": run_optitree,
+    # STreeD's problem: the same objective over trees no deeper than STreeD's limit.
+    "optitree-d": lambda X, y, lam, spec: run_optitree(X, y, lam, spec, spec["streed_depth"]),
     "imodels": run_imodels,
     "streed": run_streed,
     "gosdt": run_gosdt,
@@ -766,7 +771,7 @@ def write_report(
     started: float,
 ) -> None:
     methods = args.methods
-    peers = [m for m in methods if m != "optitree"]
+    peers = [m for m in methods if not m.startswith("optitree")]
     lines = [
         "# Branches: optitree against peer solvers",
         "",
@@ -898,8 +903,30 @@ def write_report(
             "both hit the time limit, or optitree failed. The median ratio is over the instances "
             "where both proved optimality (STreeD: within its depth limit).",
         ]
+    if {"optitree-d", "streed"} <= set(methods):
+        lines += same_problem_summary(table)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
+
+
+def same_problem_summary(table: dict[str, dict[str, dict]]) -> list[str]:
+    """STreeD against optitree given the same depth limit: the same problem for both."""
+    ratios, wins = [], []
+    for name, results in table.items():
+        _, ratio, winner = fmt_ratio(results["streed"], results["optitree-d"])
+        if ratio is not None:
+            ratios.append(ratio)
+        if winner == "peer":
+            wins.append(name)
+    if not ratios:
+        return []
+    return [
+        "",
+        "Same problem: STreeD's fit time over optitree's with `max_depth` set to STreeD's "
+        f"depth limit, on the {len(ratios)} instances where both proved optimality: median "
+        f"{fmt_x(statistics.median(ratios))}, smallest {fmt_x(min(ratios))}; STreeD faster on "
+        f"{', '.join(wins) or 'none'}.",
+    ]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -1006,7 +1033,7 @@ def main(argv: list[str] | None = None) -> int:
                     result = run_one(method, inst, args, tmp)
                 result["shape"] = f"{X.shape[0]} × {X.shape[1]}"
                 result["objective"] = exact_objective(result, inst)
-                if method == "streed" and result["status"] == "optimal":
+                if method in ("streed", "optitree-d") and result["status"] == "optimal":
                     result["depth_bound"] = args.streed_depth or inst.streed_depth
                 claimed = result.get("claimed")
                 if claimed is not None and result["objective"] is not None:
