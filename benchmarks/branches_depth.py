@@ -9,9 +9,11 @@ timed here, next to
 - STreeD ``STreeDClassifier(optimization_task="accuracy", max_depth=d)``;
 - DL8.5 ``DL85Classifier(max_depth=d)`` (package ``pydl8.5``, imported as ``pydl85``).
 
-Data: the one-hot (0/1) files of the Branches paper (``load_branches_encoding``). Every
+Data: the one-hot (0/1) files of the Branches paper (``load_branches_encoding``). Every peer's
 returned tree is walked by this script (``branches_peers.score_tree``), which counts its
-correct rows, splits and depth; methods that proved optimality must agree on the correct rows.
+correct rows, splits and depth (optitree's through its own ``predict``, ``get_n_splits`` and
+``get_depth``). A claim of optimality refuted by another method's tree within the depth is
+reported, and so is a default optitree tree with more splits than an equally accurate one.
 
 Each (instance, method) runs in a fresh worker process (this file with ``--worker``) holding
 one thread, with the method's own time limit per fit and a hard kill of the worker; it fits a
@@ -132,7 +134,9 @@ def run_dl85(X, y, depth: int, spec: dict) -> dict:
     model, wall, _, fits = peers.timed_fit(make, X, y, lambda m: None, spec)
     status = "time_limit" if model.timeout_ else "optimal"
     tree = peers.score_tree(from_dl85(model.tree_), X, y)
-    return {"status": status, "fit_seconds": wall, "fits": fits, **tree}
+    # DL8.5's own count, to tell its claim from a conversion error here.
+    note = f"its own error_: {model.error_:g}" if len(y) - tree["correct"] != model.error_ else ""
+    return {"status": status, "fit_seconds": wall, "fits": fits, **tree, "note": note}
 
 
 RUNNERS = {
@@ -215,6 +219,19 @@ def cross_check(instance: str, depth: int, row: dict[str, dict]) -> list[tuple[s
         return problems
     best = max(within.values(), key=lambda r: r["correct"])["correct"]
     makers = ", ".join(LABELS[m] for m, r in within.items() if r["correct"] == best)
+    fewest = row.get("optitree-fewest", {})
+    if fewest.get("status") == "optimal" and fewest.get("correct") == best:
+        smaller = [
+            m for m, r in within.items() if r["correct"] == best and r["splits"] < fewest["splits"]
+        ]
+        problems += [
+            (
+                "optitree-fewest",
+                f"{instance} d={depth}: {LABELS['optitree-fewest']} has {fewest['splits']} splits, "
+                f"{LABELS[m]} an equally accurate tree with {within[m]['splits']}",
+            )
+            for m in smaller
+        ]
     for method, r in within.items():
         if r["status"] == "optimal" and r["correct"] < best:
             problems.append(
@@ -344,8 +361,15 @@ def main(argv: list[str] | None = None) -> int:
     ]
     problems = write_report(results, args, header)
     print(f"wrote {args.output}")
-    # A peer's wrong claim is a finding; optitree's would be a bug.
-    return 1 if any(method.startswith("optitree") for method, _ in problems) else 0
+    # A peer's wrong claim is a finding; optitree's, or a failed optitree run, is a bug.
+    failed = any(
+        r.get("status") == "error"
+        for by_method in results.values()
+        for method, by_depth in by_method.items()
+        if method.startswith("optitree")
+        for r in by_depth.values()
+    )
+    return 1 if failed or any(method.startswith("optitree") for method, _ in problems) else 0
 
 
 if __name__ == "__main__":

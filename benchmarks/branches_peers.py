@@ -807,7 +807,8 @@ def write_report(
             ratio = "1" if method == "optitree" else fmt_ratio(r, results.get("optitree", {}))[0]
             if "optitree" not in results:
                 ratio = "—"
-            check = "; ".join(p for p in mismatches.get(name, []) if p.startswith(method))
+            mine = (method + " ", method + "'s ")  # not "optitree-d ..." for "optitree"
+            check = "; ".join(p for p in mismatches.get(name, []) if p.startswith(mine))
             check = f"**MISMATCH**: {check}" if check else "ok"
             if r.get("info") and not check.startswith("**"):
                 check = f"ok ({r['info']})"
@@ -914,10 +915,10 @@ def same_problem_summary(table: dict[str, dict[str, dict]]) -> list[str]:
     ratios, wins = [], []
     for name, results in table.items():
         _, ratio, winner = fmt_ratio(results["streed"], results["optitree-d"])
-        if ratio is not None:
+        if ratio is not None:  # both proved optimality
             ratios.append(ratio)
-        if winner == "peer":
-            wins.append(name)
+            if winner == "peer":
+                wins.append(name)
     if not ratios:
         return []
     return [

@@ -147,8 +147,9 @@ class BranchesClassifier(BaseTreeClassifier):
 
     Notes
     -----
-    Ties between trees of equal objective go to the one with fewer splits (unless
-    ``fewest_splits=False``), then to the lowest feature index; results are deterministic.
+    Ties between trees of equal objective go to the one with fewer splits, then to the lowest
+    feature index (with ``fewest_splits=False``: to the first tree the search proves optimal);
+    results are deterministic either way.
     Sample weights are used exactly when they are whole numbers after scaling by a power of ten
     (up to 10**6) that add up to less than 2**52, and otherwise rounded to 9 significant digits
     relative to the largest weight (with a warning).

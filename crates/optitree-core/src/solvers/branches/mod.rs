@@ -2,8 +2,8 @@
 //! categorical features, by best-first branch and bound (AO*) with the purification bound.
 //!
 //! Maximises `accuracy − λ·splits` exactly (λ = P/Q rational, integer row weights), ties going to
-//! fewer splits (see [`score`]). The search state lives in one [`graph::Graph`] per call: nothing
-//! is shared between solves.
+//! fewer splits unless `fewest_splits` is off (see [`score`]). The search state lives in one
+//! [`graph::Graph`] per call: nothing is shared between solves.
 
 pub mod graph;
 mod row_order;
