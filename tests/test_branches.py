@@ -365,18 +365,30 @@ def test_random_instances_match_the_brute_force(seeds):
         check_against_oracle(make_case(seed))
 
 
-@pytest.mark.parametrize("seeds", DEFAULT_BLOCKS[:10], ids=lambda s: f"seeds{s.start}-{s.stop - 1}")
-def test_without_fewest_splits_the_objective_is_still_the_optimum(seeds):
+def check_without_fewest_splits(case: Case) -> None:
     """``fewest_splits=False`` proves the same optimal objective; only which of the equally good
     trees comes back is left to the search (never one with fewer splits than the least)."""
+    clf = case.fit(fewest_splits=False)
+    value, splits = case.oracle()
+    assert clf.status_ == "optimal", case.note
+    assert exact_objective(clf, case.X, case.y, case.weights) == value, case.note
+    assert clf.get_n_splits() >= splits, case.note
+    assert clf.lower_bound_ == clf.upper_bound_ == pytest.approx(float(value), abs=TOL)
+
+
+@pytest.mark.parametrize("seeds", DEFAULT_BLOCKS[:10], ids=lambda s: f"seeds{s.start}-{s.stop - 1}")
+def test_without_fewest_splits_the_objective_is_still_the_optimum(seeds):
     for seed in seeds:
-        case = make_case(seed)
-        clf = case.fit(fewest_splits=False)
-        value, splits = case.oracle()
-        assert clf.status_ == "optimal", case.note
-        assert exact_objective(clf, case.X, case.y, case.weights) == value, case.note
-        assert clf.get_n_splits() >= splits, case.note
-        assert clf.lower_bound_ == clf.upper_bound_ == pytest.approx(float(value), abs=TOL)
+        check_without_fewest_splits(make_case(seed))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seeds", SLOW_BLOCKS[:50], ids=lambda s: f"seeds{s.start}-{s.stop - 1}")
+def test_without_fewest_splits_campaign(seeds):
+    for seed in seeds:
+        check_without_fewest_splits(make_case(seed))
+    for seed in seeds[:20]:  # medium instances: the search expands and shares many subproblems
+        check_without_fewest_splits(make_case(seed, size="medium"))
 
 
 def test_fewest_splits_decides_between_equally_accurate_trees():
