@@ -402,6 +402,28 @@ def test_fewest_splits_decides_between_equally_accurate_trees():
     assert first.get_depth() <= 4
 
 
+def test_a_stopped_tie_break_search_falls_back_to_the_first_optimum():
+    # mushroom-f at depth 5 has many perfect trees: proving the fewest splits takes ~47,000
+    # expansions, finding a perfect tree without the tie-break 49. Stopped after 1 s, the fit
+    # returns a perfect tree, proven perfect, and says only the split count is unproven.
+    X, y = paper_data("mushroom-f")
+    with pytest.warns(NotProvenOptimalWarning, match="is proven optimal, but not which"):
+        clf = BranchesClassifier(penalty=0, max_depth=5, time_limit=1).fit(X, y)
+    assert clf.status_ == "time_limit"
+    assert clf.objective_ == clf.lower_bound_ == clf.upper_bound_ == 1.0
+    assert clf.statistics_["fallback_expansions"] > 0
+    assert clf.score(X, y) == 1.0
+
+
+def test_no_fallback_search_when_the_first_search_finishes():
+    X, y = paper_data("monk1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotProvenOptimalWarning)
+        clf = BranchesClassifier(penalty=0, max_depth=4, time_limit=60).fit(X, y)
+    assert clf.status_ == "optimal"
+    assert "fallback_expansions" not in clf.statistics_
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seeds", SLOW_BLOCKS, ids=lambda s: f"seeds{s.start}-{s.stop - 1}")
 def test_random_instances_match_the_brute_force_campaign(seeds):
