@@ -404,15 +404,64 @@ def test_fewest_splits_decides_between_equally_accurate_trees():
 
 def test_a_stopped_tie_break_search_falls_back_to_the_first_optimum():
     # mushroom-f at depth 5 has many perfect trees: proving the fewest splits takes ~47,000
-    # expansions, finding a perfect tree without the tie-break 49. Stopped after 1 s, the fit
-    # returns a perfect tree, proven perfect, and says only the split count is unproven.
+    # expansions (~8 s), finding a perfect tree without the tie-break 49. Stopped after 3 s,
+    # the fit returns a perfect tree, proven perfect, and says only the split count is unproven.
     X, y = paper_data("mushroom-f")
-    with pytest.warns(NotProvenOptimalWarning, match="is proven optimal, but not which"):
-        clf = BranchesClassifier(penalty=0, max_depth=5, time_limit=1).fit(X, y)
+    with pytest.warns(NotProvenOptimalWarning, match="is proven optimal, but not that no"):
+        clf = BranchesClassifier(penalty=0, max_depth=5, time_limit=3).fit(X, y)
     assert clf.status_ == "time_limit"
     assert clf.objective_ == clf.lower_bound_ == clf.upper_bound_ == 1.0
     assert clf.statistics_["fallback_expansions"] > 0
     assert clf.score(X, y) == 1.0
+
+
+def test_the_fallback_search_also_follows_a_memory_limit_alone():
+    X, y = paper_data("mushroom-f")
+    weights = np.where(np.arange(len(y)) % 3 == 0, 2.0, 1.0)
+    with pytest.warns(NotProvenOptimalWarning, match="is proven optimal"):
+        clf = BranchesClassifier(penalty=0, max_depth=5, memory_limit=8 * 2**20).fit(
+            X, y, sample_weight=weights
+        )
+    assert clf.status_ == "memory_limit"
+    assert clf.objective_ == clf.lower_bound_ == clf.upper_bound_ == 1.0
+    assert clf.statistics_["fallback_expansions"] > 0
+
+
+def search_result(correct, splits, status="optimal", lb=0.5, ub=0.5, expansions=10, peak=100):
+    statistics = {"seconds": 1.0, "expansions": expansions, "peak_memory_bytes": peak}
+    return {
+        "correct": correct,
+        "splits": splits,
+        "status": status,
+        "lower_bound": lb,
+        "upper_bound": ub,
+        "statistics": statistics,
+        "tree": f"tree with {correct} correct and {splits} splits",
+    }
+
+
+def test_merging_the_two_searches_keeps_the_better_tree_and_both_bounds():
+    from optitree.branches import _better_of
+
+    stopped = search_result(90, 5, "time_limit", lb=0.9, ub=1.0, expansions=7, peak=300)
+    merged = _better_of(stopped, search_result(95, 9, lb=0.95, ub=0.95, peak=200))
+    assert merged["tree"] == "tree with 95 correct and 9 splits"
+    assert (merged["lower_bound"], merged["upper_bound"]) == (0.95, 0.95)
+    assert merged["status"] == "time_limit"  # the fewest splits are still unproven
+    assert merged["statistics"] == {
+        "seconds": 2.0,
+        "expansions": 7,
+        "peak_memory_bytes": 300,
+        "fallback_expansions": 10,
+    }
+    # Equally accurate: fewer splits win, whichever search found them.
+    same = search_result(90, 4, "time_limit", lb=0.9, ub=0.97)
+    assert _better_of(stopped, same)["tree"] == "tree with 90 correct and 4 splits"
+    assert _better_of(stopped, search_result(90, 5))["tree"] == stopped["tree"]
+    assert _better_of(stopped, search_result(80, 2))["tree"] == stopped["tree"]
+    # Ctrl-C during the second search is reported as such.
+    interrupted = search_result(85, 3, "interrupted", lb=0.85, ub=1.0)
+    assert _better_of(stopped, interrupted)["status"] == "interrupted"
 
 
 def test_no_fallback_search_when_the_first_search_finishes():

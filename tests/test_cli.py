@@ -191,6 +191,10 @@ def test_fit_branches_fewest_splits_option(capsys):
     assert int(yes["splits"]) <= int(no["splits"])
     code, _, err = run(capsys, *common, "--fewest-splits", "maybe")
     assert_error(code, err, 2, "--fewest-splits", "'maybe'")
+    code, _, err = run(
+        capsys, "fit", "--dataset", "monks-1", "--algorithm", "maptree", "--fewest-splits", "no"
+    )
+    assert_error(code, err, 2, "--fewest-splits", "maptree")
 
 
 @pytest.mark.parametrize("fmt, marker", [("dot", "digraph Tree {"), ("json", '"format"')])

@@ -219,22 +219,19 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         self.statistics_ = dict(result["statistics"])
         self._encoding = (data.encoded.feature_names, data.encoded.categories)
         if self.status_ != "optimal":
-            if self.lower_bound_ == self.upper_bound_:
-                proof = (
-                    f"the objective {self.upper_bound_:.6g} is proven optimal, but not which of "
-                    "the equally good trees to prefer"
-                )
-            else:
-                proof = (
-                    f"the tree is the best found (bounds [{self.lower_bound_:.6g}, "
-                    f"{self.upper_bound_:.6g}])"
-                )
             warnings.warn(
                 f"{type(self).__name__} stopped with status {self.status_!r} before proving "
-                f"optimality; {proof}",
+                f"optimality; {self._unproven_note()}",
                 NotProvenOptimalWarning,
                 stacklevel=3,
             )
+
+    def _unproven_note(self) -> str:
+        """What a stopped search did prove, for its warning."""
+        return (
+            f"the tree is the best found (bounds [{self.lower_bound_:.6g}, "
+            f"{self.upper_bound_:.6g}])"
+        )
 
     def _predict_matrix(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")

@@ -120,11 +120,14 @@ class BranchesClassifier(BaseTreeClassifier):
         no equally good tree has fewer splits. With ``penalty=0`` every equally accurate tree
         ties, and when many do (several perfect trees within ``max_depth``), proving the
         fewest splits can take orders of magnitude longer than proving the accuracy;
-        ``False`` then solves exactly the problem DL8.5 and MurTree solve. With
+        ``False`` then solves the depth-bounded accuracy problem of DL8.5. With
         ``penalty=0``, the default and a ``time_limit`` or ``memory_limit``, the search gets
-        four fifths of the time; if it is stopped, a search without the tie-break runs in the
-        rest and the more accurate of the two trees is returned (``statistics_`` then has
-        ``fallback_expansions``).
+        four fifths of the time limit (all of it with only a memory limit); if it is stopped
+        before it has proven its tree's accuracy optimal, a search without the tie-break runs
+        in the rest and the more accurate of the two trees is returned (on a tie, the one with
+        fewer splits). A fit that needed more than four fifths of ``time_limit`` then stops
+        early with a warning, and while the second search runs the first one's memory may
+        not be released yet.
 
     Attributes
     ----------
@@ -143,12 +146,15 @@ class BranchesClassifier(BaseTreeClassifier):
         ``"optimal"``, or why the search stopped: ``"time_limit"``, ``"memory_limit"``,
         ``"interrupted"`` (Ctrl-C).
     lower_bound_, upper_bound_ : float
-        Bounds on the optimal objective; equal when ``status_ == "optimal"``.
+        Bounds on the optimal objective; equal when ``status_ == "optimal"``, and also when
+        the objective is proven but not that no equally good tree has fewer splits.
     statistics_ : dict
         ``iterations`` (selection passes; the paper counts passes + 1), ``expansions``,
         ``cached_subproblems`` (subproblem nodes held), ``memo_hits`` (subproblems reached
         again through another path), ``dominated_splits`` (splits discarded by a bound),
-        ``peak_memory_bytes`` (the search's own accounting), ``seconds``.
+        ``peak_memory_bytes`` (the search's own accounting), ``seconds``. After the fallback
+        search of ``fewest_splits`` the counts are the first search's, ``seconds`` is both
+        searches' and ``fallback_expansions`` the second's expansions.
 
     Notes
     -----
@@ -268,7 +274,15 @@ class BranchesClassifier(BaseTreeClassifier):
             fewest_splits=fewest_splits,
             time_limit=budget * 0.8 if fallback and budget is not None else budget,
         )
-        if fallback and result["status"] in ("time_limit", "memory_limit"):
+        stopped = result["status"] in ("time_limit", "memory_limit")
+        if fallback and stopped and result["lower_bound"] < result["upper_bound"]:
+            if verbose > 0:
+                print(
+                    "[branches] the fewest-splits search stopped; searching for the most "
+                    "accurate tree without the tie-break",
+                    file=sys.stderr,
+                    flush=True,
+                )
             other = search(fewest_splits=False, time_limit=time_left(time_limit, started))
             result = _better_of(result, other)
         self._finish_fit(result, data)
@@ -281,6 +295,15 @@ class BranchesClassifier(BaseTreeClassifier):
             )
         return self
 
+    def _unproven_note(self) -> str:
+        if self.lower_bound_ < self.upper_bound_:
+            return super()._unproven_note()
+        # Only the tie-break is unsettled (a stopped fewest-splits search, see fit).
+        return (
+            f"the objective {self.upper_bound_:.6g} is proven optimal, but not that no equally "
+            "good tree has fewer splits"
+        )
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # With the default penalty a tree stops splitting once a split gains under 1%.
@@ -290,17 +313,25 @@ class BranchesClassifier(BaseTreeClassifier):
 
 def _better_of(stopped: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     """A stopped search's result, with the other search's tree if that one is more accurate
-    (penalty 0: the objective is the correct weight), and the bounds of both. The status stays
-    the stopped search's: which of the equally good trees has the fewest splits is not proven."""
-    best = dict(other if other["correct"] > stopped["correct"] else stopped)
-    best["status"] = stopped["status"]
+    (penalty 0: the objective is the correct weight) or as accurate with fewer splits, and the
+    bounds of both. The status stays the stopped search's, since which of the equally good trees
+    has the fewest splits is not proven, unless Ctrl-C interrupted the other search."""
+    best = dict(other if _rank(other) > _rank(stopped) else stopped)
+    best["status"] = "interrupted" if other["status"] == "interrupted" else stopped["status"]
     best["lower_bound"] = max(stopped["lower_bound"], other["lower_bound"])
     best["upper_bound"] = min(stopped["upper_bound"], other["upper_bound"])
     statistics = dict(stopped["statistics"])
     statistics["seconds"] = stopped["statistics"]["seconds"] + other["statistics"]["seconds"]
+    statistics["peak_memory_bytes"] = max(
+        stopped["statistics"]["peak_memory_bytes"], other["statistics"]["peak_memory_bytes"]
+    )
     statistics["fallback_expansions"] = other["statistics"]["expansions"]
     best["statistics"] = statistics
     return best
+
+
+def _rank(result: dict[str, Any]) -> tuple[int, int]:
+    return result["correct"], -result["splits"]
 
 
 def _print_progress(p: dict[str, Any]) -> None:
