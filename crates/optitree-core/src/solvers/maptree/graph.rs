@@ -22,15 +22,13 @@ const ROWS_CHUNK_WORDS: usize = 1 << 13;
 pub const NONE: u32 = u32::MAX;
 
 /// A subproblem: the best subtree for a row subset rooted at a depth. Most OR nodes are never
-/// expanded, so what only expanded nodes need lives in their [`Expansion`].
+/// expanded, so what only expanded nodes need lives in their [`Expansion`]. 32 bytes: the depth
+/// is not stored, since it is the origin's plus one ([`Graph::depth`]); tens of millions of
+/// these fill the memory limit.
 #[derive(Debug, Clone)]
 pub struct OrNode {
     pub lb: f64,
     pub ub: f64,
-    pub depth: u32,
-    pub expanded: bool,
-    /// Closed by the exact small-subproblem solver (fast mode): bounds are exact, no children.
-    pub exact: bool,
     /// Head of the parent list: `and_id * 2 + side`, or NONE.
     pub first_parent: u32,
     /// Origin: the kept rows (see [`Graph::keep_rows`]) of the OR node first split to reach
@@ -44,6 +42,10 @@ pub struct OrNode {
 /// What an expanded OR node knows about its splits.
 #[derive(Debug, Clone)]
 pub struct Expansion {
+    /// The node's depth.
+    pub depth: u32,
+    /// Closed by the exact small-subproblem solver (fast mode): bounds are exact, no children.
+    pub exact: bool,
     /// The AND child achieving `lb` (NONE when the leaf, i.e. `ub`, does; DEFERRED when the
     /// splits not yet materialised do).
     pub best_lb: u32,
@@ -75,7 +77,14 @@ impl OrNode {
     pub fn solved(&self) -> bool {
         self.lb == self.ub
     }
+
+    /// Whether the node has an expansion record (expanded, or closed exactly).
+    pub fn expanded(&self) -> bool {
+        self.expansion != NONE
+    }
 }
+
+const _: () = assert!(std::mem::size_of::<OrNode>() == 32);
 
 /// A split of an OR node on a feature.
 #[derive(Debug, Clone)]
@@ -107,6 +116,8 @@ pub struct Graph<'a> {
     /// buffers at once, a peak the memory limit would not see.
     kept_rows: Vec<Box<[u64]>>,
     kept_blocks: usize,
+    /// The depth of the node whose rows each kept block holds: its children's depth less one.
+    block_depth: Arena<u32>,
     words: usize,
     blocks_per_chunk: usize,
 }
@@ -139,27 +150,18 @@ impl<'a> Graph<'a> {
             divider_bytes: 0,
             kept_rows: Vec::new(),
             kept_blocks: 0,
+            block_depth: Arena::new(),
             words,
             blocks_per_chunk: (ROWS_CHUNK_WORDS / words.max(1)).max(1),
         };
-        g.push_or(root_lb, root_ub, 0, NONE, 0);
+        g.push_or(root_lb, root_ub, NONE, 0);
         g
     }
 
-    fn push_or(
-        &mut self,
-        lb: f64,
-        ub: f64,
-        depth: u32,
-        origin_rows: u32,
-        origin_split: u32,
-    ) -> u32 {
+    fn push_or(&mut self, lb: f64, ub: f64, origin_rows: u32, origin_split: u32) -> u32 {
         let id = self.or.push(OrNode {
             lb,
             ub,
-            depth,
-            expanded: false,
-            exact: false,
             first_parent: NONE,
             origin_rows,
             origin_split,
@@ -168,10 +170,31 @@ impl<'a> Graph<'a> {
         id as u32
     }
 
+    /// The depth of OR node `id`.
+    #[inline]
+    pub fn depth(&self, id: u32) -> u32 {
+        let node = &self.or[id as usize];
+        if node.expansion != NONE {
+            self.expansions[node.expansion as usize].depth
+        } else if node.origin_rows == NONE {
+            0 // the root
+        } else {
+            self.block_depth[node.origin_rows as usize] + 1
+        }
+    }
+
+    /// Whether `id` was closed by the exact small-subproblem solver.
+    pub fn is_exact(&self, id: u32) -> bool {
+        self.or[id as usize].expanded() && self.exp(id).exact
+    }
+
     /// Marks `id` expanded with `n_valid` dividing features and no splits yet.
     pub fn mark_expanded(&mut self, id: u32, n_valid: usize) {
         let record = self.expansions.len() as u32;
+        let depth = self.depth(id);
         self.expansions.push(Expansion {
+            depth,
+            exact: false,
             best_lb: NONE,
             best_ub: NONE,
             runs: Vec::new(),
@@ -181,9 +204,7 @@ impl<'a> Graph<'a> {
             rows_block: NONE,
             dividers: Vec::new(),
         });
-        let o = &mut self.or[id as usize];
-        o.expanded = true;
-        o.expansion = record;
+        self.or[id as usize].expansion = record;
     }
 
     /// The expansion record of expanded node `id`.
@@ -217,6 +238,8 @@ impl<'a> Graph<'a> {
             chunk[at * self.words..(at + 1) * self.words].copy_from_slice(rows.words());
         }
         self.kept_blocks += 1;
+        let depth = self.depth(id);
+        self.block_depth.push(depth);
         self.exp_mut(id).rows_block = block as u32;
     }
 
@@ -249,7 +272,7 @@ impl<'a> Graph<'a> {
     pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
         let mut misses = 0;
         let found = self.cache.candidates(hash).find(|&at| {
-            let same = self.or[at as usize].depth == depth && self.holds(at, rows);
+            let same = self.depth(at) == depth && self.holds(at, rows);
             misses += u64::from(!same);
             same
         });
@@ -281,7 +304,12 @@ impl<'a> Graph<'a> {
     ) -> u32 {
         let origin_rows = self.exp(origin).rows_block;
         debug_assert_ne!(origin_rows, NONE, "a node's origin keeps its rows");
-        let id = self.push_or(bounds.0, bounds.1, depth, origin_rows, split);
+        let id = self.push_or(bounds.0, bounds.1, origin_rows, split);
+        debug_assert_eq!(
+            self.depth(id),
+            depth,
+            "a child is one level below its origin"
+        );
         self.cache.insert(hash, id);
         id
     }
@@ -324,6 +352,7 @@ impl<'a> Graph<'a> {
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.bytes() + self.expansions.len() * 48;
         let rows = self.kept_rows.len() * self.blocks_per_chunk * self.words * 8;
+        let rows = rows + self.block_depth.bytes();
         self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table + rows
     }
 }

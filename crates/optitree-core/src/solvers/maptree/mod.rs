@@ -134,14 +134,14 @@ pub fn solve(
 fn extract(search: &Search<'_>, id: u32, rows: &Bitset, text: &mut String) -> NodeSpec {
     let data = search.graph.data;
     let value: Vec<f64> = data.class_counts(rows).iter().map(|&c| c as f64).collect();
-    let o = &search.graph.or[id as usize];
-    if o.exact {
+    if search.graph.is_exact(id) {
+        let depth = search.graph.depth(id);
         let mut small = small::SmallProblem::new(data, search.model(), rows);
-        small.solve(o.depth);
-        small.text(o.depth, text);
-        return small.tree(o.depth);
+        small.solve(depth);
+        small.text(depth, text);
+        return small.tree(depth);
     }
-    if !o.expanded || search.graph.exp(id).best_ub == graph::NONE {
+    if !search.graph.or[id as usize].expanded() || search.graph.exp(id).best_ub == graph::NONE {
         return NodeSpec::Leaf { value };
     }
     let and = &search.graph.and[search.graph.exp(id).best_ub as usize];

@@ -151,7 +151,7 @@ impl<'a> Search<'a> {
     }
 
     fn penalty(&self, id: u32) -> f64 {
-        let depth = self.graph.or[id as usize].depth;
+        let depth = self.graph.depth(id);
         self.model
             .split_penalty(depth, self.graph.exp(id).n_valid as usize)
     }
@@ -228,7 +228,7 @@ impl<'a> Search<'a> {
             if node.solved() {
                 continue;
             }
-            if !node.expanded {
+            if !node.expanded() {
                 self.open(id, &rows);
             }
             let best = self.graph.exp(id).best_ub;
@@ -268,7 +268,7 @@ impl<'a> Search<'a> {
     /// Expands `id` (or solves it outright when small, or materialises its deferred splits when
     /// expanded) and propagates its new bounds.
     fn open(&mut self, id: u32, rows: &Bitset) {
-        if self.graph.or[id as usize].expanded {
+        if self.graph.or[id as usize].expanded() {
             self.reexpansions += 1;
             self.expand_best(id, rows);
         } else if rows.count() as usize <= self.small_rows {
@@ -288,7 +288,7 @@ impl<'a> Search<'a> {
         let mut at = 0u32;
         let mut rows = data.all_rows();
         let mut path = Vec::new();
-        while self.graph.or[at as usize].expanded {
+        while self.graph.or[at as usize].expanded() {
             path.push(at);
             let best = self.graph.exp(at).best_lb;
             if best == DEFERRED {
@@ -317,12 +317,11 @@ impl<'a> Search<'a> {
 
     /// Fast mode: solves a small node outright; its bounds become its exact optimum.
     fn close_exactly(&mut self, id: u32, rows: &Bitset) {
-        let depth = self.graph.or[id as usize].depth;
+        let depth = self.graph.depth(id);
         let value = SmallProblem::new(self.graph.data, self.model, rows).solve(depth);
         self.graph.mark_expanded(id, 0);
-        let o = &mut self.graph.or[id as usize];
-        o.exact = true;
-        o.ub = value; // the lower bound follows in update_lb
+        self.graph.exp_mut(id).exact = true;
+        self.graph.or[id as usize].ub = value; // the lower bound follows in update_lb
         self.exact_closures += 1;
     }
 
@@ -331,7 +330,7 @@ impl<'a> Search<'a> {
     /// mode materialises only the most promising ones.
     fn expand(&mut self, id: u32, rows: &Bitset) {
         let data = self.graph.data;
-        let depth = self.graph.or[id as usize].depth;
+        let depth = self.graph.depth(id);
         let counts = data.class_counts(rows);
         let total: u64 = counts.iter().sum();
         let valid: Vec<usize> = self.dividing(rows, total).collect();
@@ -387,7 +386,7 @@ impl<'a> Search<'a> {
     /// audiology, 2.5 times the expansions per second, each adding a fifth of the graph.
     fn expand_best(&mut self, id: u32, rows: &Bitset) {
         let data = self.graph.data;
-        let depth = self.graph.or[id as usize].depth;
+        let depth = self.graph.depth(id);
         let pen = self.penalty(id);
         let mut done: Vec<u32> = self
             .graph
@@ -696,7 +695,7 @@ impl<'a> Search<'a> {
         f: usize,
         side: usize,
     ) -> u32 {
-        let depth = self.graph.or[parent as usize].depth + 1;
+        let depth = self.graph.depth(parent) + 1;
         match child {
             Child::Existing(id) => id,
             // The reference order materialises each split as soon as it looks it up.
