@@ -114,10 +114,10 @@ pub struct Graph<'a> {
     /// The rows of the nodes that have children, `words` words a block, in chunks of
     /// `blocks_per_chunk` blocks: a list that grew by doubling would need its old and new
     /// buffers at once, a peak the memory limit would not see.
+    /// A block is the node's depth, then its rows: a lookup that compares a candidate's depth
+    /// and rows reads one place.
     kept_rows: Vec<Box<[u64]>>,
     kept_blocks: usize,
-    /// The depth of the node whose rows each kept block holds: its children's depth less one.
-    block_depth: Arena<u32>,
     words: usize,
     blocks_per_chunk: usize,
 }
@@ -150,9 +150,8 @@ impl<'a> Graph<'a> {
             divider_bytes: 0,
             kept_rows: Vec::new(),
             kept_blocks: 0,
-            block_depth: Arena::new(),
             words,
-            blocks_per_chunk: (ROWS_CHUNK_WORDS / words.max(1)).max(1),
+            blocks_per_chunk: (ROWS_CHUNK_WORDS / (words + 1)).max(1),
         };
         g.push_or(root_lb, root_ub, NONE, 0);
         g
@@ -179,8 +178,16 @@ impl<'a> Graph<'a> {
         } else if node.origin_rows == NONE {
             0 // the root
         } else {
-            self.block_depth[node.origin_rows as usize] + 1
+            self.kept_block(node.origin_rows)[0] as u32 + 1
         }
+    }
+
+    /// Kept block `block`: the depth, then the rows.
+    #[inline]
+    fn kept_block(&self, block: u32) -> &[u64] {
+        let stride = self.words + 1;
+        let start = block as usize % self.blocks_per_chunk * stride;
+        &self.kept_rows[block as usize / self.blocks_per_chunk][start..start + stride]
     }
 
     /// Whether `id` was closed by the exact small-subproblem solver.
@@ -230,16 +237,18 @@ impl<'a> Graph<'a> {
     pub fn keep_rows(&mut self, id: u32, rows: &Bitset) {
         let block = self.kept_blocks;
         let at = block % self.blocks_per_chunk;
+        let stride = self.words + 1;
         if at == 0 {
-            let chunk = vec![0u64; self.blocks_per_chunk * self.words];
+            let chunk = vec![0u64; self.blocks_per_chunk * stride];
             self.kept_rows.push(chunk.into_boxed_slice());
         }
+        let depth = u64::from(self.depth(id));
         if let Some(chunk) = self.kept_rows.last_mut() {
-            chunk[at * self.words..(at + 1) * self.words].copy_from_slice(rows.words());
+            let kept = &mut chunk[at * stride..(at + 1) * stride];
+            kept[0] = depth;
+            kept[1..].copy_from_slice(rows.words());
         }
         self.kept_blocks += 1;
-        let depth = self.depth(id);
-        self.block_depth.push(depth);
         self.exp_mut(id).rows_block = block as u32;
     }
 
@@ -257,10 +266,7 @@ impl<'a> Graph<'a> {
         if node.origin_rows == NONE {
             return *rows == self.data.all_rows(); // the root
         }
-        let block = node.origin_rows as usize;
-        let start = block % self.blocks_per_chunk * self.words;
-        let chunk = &self.kept_rows[block / self.blocks_per_chunk];
-        let parent = &chunk[start..start + self.words];
+        let parent = &self.kept_block(node.origin_rows)[1..];
         let split = node.origin_split;
         let side = (self.data).rows_with((split / 2) as usize, (split % 2) as usize);
         (parent.iter().zip(side.words()))
@@ -351,8 +357,7 @@ impl<'a> Graph<'a> {
         let table = self.cache.peak_bytes_within(2 * self.data.n_features());
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.bytes() + self.expansions.len() * 48;
-        let rows = self.kept_rows.len() * self.blocks_per_chunk * self.words * 8;
-        let rows = rows + self.block_depth.bytes();
+        let rows = self.kept_rows.len() * self.blocks_per_chunk * (self.words + 1) * 8;
         self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table + rows
     }
 }
