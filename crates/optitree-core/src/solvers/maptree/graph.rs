@@ -173,7 +173,7 @@ impl<'a> Graph<'a> {
     #[inline]
     pub fn depth(&self, id: u32) -> u32 {
         let node = &self.or[id as usize];
-        if node.expansion != NONE {
+        if node.expanded() {
             self.expansions[node.expansion as usize].depth
         } else if node.origin_rows == NONE {
             0 // the root
