@@ -409,12 +409,24 @@ impl<'a> Search<'a> {
         let k = data.n_classes();
         let counts = data.class_counts(rows);
         let total: u64 = counts.iter().sum();
-        // Each valid feature with the class counts of its `= 1` side.
+        // Each valid feature with the class counts of its `= 1` side; one pass gives a feature's
+        // count and its first class's (all of them on two classes).
         let mut ones: Vec<(usize, Vec<u64>)> = Vec::new();
-        for (f, n1) in self.dividing_counts(rows, total) {
-            let mut side: Vec<u64> = (0..k - 1)
-                .map(|c| rows.intersection_count3(data.rows_with(f, 1), data.rows_of_class(c)))
-                .collect();
+        let class0 = data.rows_of_class(0).words();
+        for f in (0..data.n_features()).filter(|&f| data.n_values(f) == 2) {
+            let column = data.rows_with(f, 1);
+            let (n1, first) = intersection_counts2(rows.words(), column.words(), class0);
+            if n1 == 0 || n1 == total {
+                continue; // does not divide the rows
+            }
+            let mut side: Vec<u64> = Vec::with_capacity(k);
+            if k > 1 {
+                side.push(first);
+                let classes = 1..k - 1;
+                side.extend(
+                    classes.map(|c| rows.intersection_count3(column, data.rows_of_class(c))),
+                );
+            }
             side.push(n1 - side.iter().sum::<u64>());
             ones.push((f, side));
         }
