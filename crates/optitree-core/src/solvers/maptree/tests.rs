@@ -423,8 +423,9 @@ fn tabulated_terms_match_the_formulas() {
 }
 
 /// Fast mode with one split per first expansion, so that nearly every node defers splits and
-/// many are expanded again, half the cases with complement columns (twin splits): the same
-/// optimum as the exact programme, and a tree that has it.
+/// many are expanded again, half the cases with complement columns (twin splits) and half
+/// ranking splits with divider floors: the same optimum as the exact programme, and a tree that
+/// has it.
 #[test]
 fn deferred_splits_reach_the_same_optimum() {
     let mut rng = crate::search::SplitMix::new(23);
@@ -446,6 +447,10 @@ fn deferred_splits_reach_the_same_optimum() {
         model.tabulate(n, f, 64);
         let mut search = Search::new(&data, &model, small::SMALL_ROWS);
         search.first_splits = 1;
+        // Every other pair of cases ranks splits with divider floors at every node.
+        if case / 4 % 2 == 1 {
+            search.floor_work = 0;
+        }
         let status = search.run(&Budget::unlimited(), Some(200_000), None);
         let exact = dp(&data, &model, &data.all_rows(), 0, &mut HashMap::new());
         let (lb, ub) = search.bounds();
@@ -516,6 +521,61 @@ fn children_dividers_match_a_direct_count() {
         }
     }
     assert!(twins > 20, "only {twins} twins");
+}
+
+/// Ranking splits with divider floors (at every node) finds the exact programme's optimum on
+/// labels that a tree explains (random labels mostly make a single leaf optimal, which says
+/// little about the ranking), and the floors never exceed the counts.
+#[test]
+fn divider_floors_keep_the_optimum() {
+    let mut rng = crate::search::SplitMix::new(47);
+    let mut splits = 0;
+    for case in 0..120 {
+        let n = 20 + rng.below(80);
+        let f = 3 + rng.below(6);
+        let (x, _, _) = random_data(&mut rng, (n, f, 2), 2);
+        // (x0 and x1) or x2, with one label in eight flipped.
+        let y: Vec<u32> = x
+            .iter()
+            .map(|r| ((r[0] & r[1]) | r[2]) ^ u32::from(rng.below(8) == 0))
+            .collect();
+        let refs: Vec<&[u32]> = x.iter().map(Vec::as_slice).collect();
+        let data = match case % 2 {
+            0 => dataset(&refs, &y, 2),
+            _ => with_complements(&x, &y, 2, 1 + rng.below(f)),
+        };
+        let (alpha, beta) = [(0.95, 0.5), (0.999, 0.1), (0.8, 1.0)][case % 3];
+        let mut model = Posterior::new(alpha, beta, vec![[2.5, 1.0][case % 2]; 2]).unwrap();
+        model.tabulate(n, data.n_features(), 64);
+        let mut search = Search::new(&data, &model, small::SMALL_ROWS);
+        search.first_splits = 1 + case % 3;
+        search.floor_work = 0;
+        let status = search.run(&Budget::unlimited(), Some(200_000), None);
+        let exact = dp(&data, &model, &data.all_rows(), 0, &mut HashMap::new());
+        let (lb, ub) = search.bounds();
+        assert_eq!(status, Status::Optimal, "case {case}: lb={lb} ub={ub}");
+        assert!((ub - exact).abs() < 1e-9, "case {case}: {ub} vs {exact}");
+        splits += search.graph.and.len();
+        // Floors against counts on random subsets of the same data.
+        let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
+        let valid = dividing(&data, &rows);
+        let ones: Vec<(usize, Vec<u64>)> = valid
+            .iter()
+            .map(|&g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
+            .collect();
+        let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+        let counted = search.children_dividers(&rows, &ones, &sizes);
+        let floors = search.children_floors(&rows, &ones, &sizes);
+        for i in 0..valid.len() {
+            assert!(floors.zeros[i] <= counted.zeros[i], "case {case}");
+            assert!(floors.ones[i] <= counted.ones[i], "case {case}");
+            assert_eq!(floors.twin[i], counted.twin[i], "case {case}");
+        }
+    }
+    assert!(
+        splits > 1_500,
+        "only {splits} splits: the trees are too simple"
+    );
 }
 
 /// Kept rows split into tiny chunks (a chunk boundary every other expansion) change nothing:
