@@ -70,19 +70,6 @@ vectorised! {
 }
 
 vectorised! {
-    /// [`intersection_counts`] for the listed columns of `others` only: `out[j]` for each `j`
-    /// of `which`; the other entries are left as they are.
-    pub fn intersection_counts_of(column: &[u64], others: &[u64], which: &[u32], out: &mut [u32]) -> () {
-        let width = column.len();
-        for &j in which {
-            let j = j as usize;
-            let both = column.iter().zip(&others[j * width..(j + 1) * width]);
-            out[j] = both.map(|(a, b)| (a & b).count_ones()).sum();
-        }
-    }
-}
-
-vectorised! {
     /// `(Σ popcount(rows & ones), Σ popcount(rows & ones & class))` over the words.
     pub fn intersection_counts2(rows: &[u64], ones: &[u64], class: &[u64]) -> (u64, u64) {
         let (mut n, mut c) = (0u64, 0u64);
@@ -110,9 +97,6 @@ mod tests {
             let class: Vec<u64> = (0..width).map(|_| next()).collect();
             let mut out = vec![0u32; 5];
             intersection_counts(&column, &others, &mut out);
-            let mut some = vec![u32::MAX; 5];
-            intersection_counts_of(&column, &others, &[1, 3, 4], &mut some);
-            assert_eq!(some, [u32::MAX, out[1], u32::MAX, out[3], out[4]]);
             for (j, other) in others.chunks_exact(width).enumerate() {
                 let want: usize = column.iter().zip(other).map(|(&a, &b)| naive(a, b)).sum();
                 assert_eq!(out[j] as usize, want, "width {width}, column {j}");

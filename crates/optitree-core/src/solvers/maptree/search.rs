@@ -19,19 +19,14 @@ use std::collections::VecDeque;
 use super::count_bound::{largest_group, CountBound, ValidFloor};
 use super::graph::{Graph, DEFERRED, NONE};
 use super::model::Posterior;
-use super::pairs::{PairRelations, Relation};
 use super::small::{SmallProblem, SMALL_ROWS};
-use crate::data::popcount::{intersection_counts, intersection_counts2, intersection_counts_of};
+use crate::data::popcount::{intersection_counts, intersection_counts2};
 use crate::data::{Bitset, Dataset};
 use crate::search::{Budget, ProgressBoard, Snapshot, Status};
 
 /// Fast mode: splits a node's first expansion evaluates (the most promising two-leaf split among
 /// them); each further round evaluates twice as many.
 const FIRST_SPLITS: usize = 16;
-
-/// Fast mode: node widths (row words) from which the pair pass fills in the pairs the whole data
-/// relate rather than counting them.
-const FILL_IN_WORDS: usize = 8;
 
 /// Fast mode, two classes: pair-pass work (word intersections) from which a node's splits are
 /// ranked with floors ([`ValidFloor`]) on their children's dividers rather than exact counts.
@@ -72,11 +67,6 @@ pub struct Search<'a> {
     scratch_children: Vec<(u64, u64)>,
     /// Reused by every fresh lookup.
     scratch_floor: ValidFloor,
-    /// Pairs of features whose intersection on any subset follows from their counts.
-    pair_relations: PairRelations,
-    /// Fast mode: the pair pass fills in related pairs from this many row words
-    /// (`FILL_IN_WORDS`; tests lower it).
-    pub fill_in_words: usize,
     /// Fast mode, two classes: the pair-pass work (`FLOOR_WORK`; tests change it) from which a
     /// node ranks its splits with floors on their children's dividers instead of counts.
     pub floor_work: usize,
@@ -158,8 +148,6 @@ impl<'a> Search<'a> {
             first_splits: FIRST_SPLITS,
             scratch_children: Vec::new(),
             scratch_floor: ValidFloor::default(),
-            pair_relations: PairRelations::new(data),
-            fill_in_words: FILL_IN_WORDS,
             floor_work: FLOOR_WORK,
         }
     }
@@ -671,42 +659,18 @@ impl<'a> Search<'a> {
         let mut both = vec![0u32; n];
         // `0 < part < of` in one unsigned comparison (`of >= 1`).
         let divides = |part: u32, of: u32| u32::from(part.wrapping_sub(1) < of - 1);
-        // Positions (after `i`) of the pairs that must be counted.
-        let mut uncounted: Vec<u32> = Vec::with_capacity(n);
         for i in 0..n {
             let column_i = &columns[i * width..(i + 1) * width];
             let later = &columns[(i + 1) * width..];
             let counts = &mut both[i + 1..];
-            // Filling in pays only where a count is dear: over short columns the plain pass
-            // is faster (audiology, 4 words: 27% slower with it).
-            let relations = match width >= self.fill_in_words {
-                true => self.pair_relations.of(ones[i].0),
-                false => None,
-            };
-            match (width, relations) {
-                (1, _) => {
+            match width {
+                1 => {
                     let x = column_i[0];
                     for (count, y) in counts.iter_mut().zip(later) {
                         *count = (x & y).count_ones();
                     }
                 }
-                (_, None) => intersection_counts(column_i, later, counts),
-                // The pairs the whole data relate are filled in (two thirds of mushroom's).
-                (_, Some(relations)) => {
-                    // Branch-free: every position is written, and kept when it must be counted.
-                    uncounted.resize(n, 0);
-                    let mut kept = 0;
-                    let later_features = ones[i + 1..].iter().zip(&sizes[i + 1..]);
-                    for (j, (count, ((g, _), &size_j))) in
-                        counts.iter_mut().zip(later_features).enumerate()
-                    {
-                        let relation = relations[*g];
-                        *count = relation.intersection_or_zero(sizes[i], size_j, total);
-                        uncounted[kept] = j as u32;
-                        kept += usize::from(relation == Relation::Count);
-                    }
-                    intersection_counts_of(column_i, later, &uncounted[..kept], counts);
-                }
+                _ => intersection_counts(column_i, later, counts),
             }
             // j divides i's `= 1` child when some but not all of it has j = 1, and so on; one
             // element-wise pass over the later features (vectorised).
