@@ -1,22 +1,20 @@
 //! The explicit AND/OR graph of the MAPTree search: OR nodes (a row subset at a depth) with their
 //! bounds, AND nodes (an OR node split on a feature), and the subproblem cache.
 //!
-//! OR nodes do not store their rows; a node that gets children keeps its rows in one flat block
-//! list (few nodes are expanded). Every other node remembers its origin (the kept rows of the
-//! node it was first reached from, and the feature/side), so its subset is one intersection
-//! away. The cache maps a 64-bit hash of (subset, depth) to candidate nodes, and a candidate is
-//! accepted only after its subset has been compared word for word: two different subproblems are
-//! never merged (the reference's linear hash does merge them, spec §2.8 D3). The cache is a
-//! [`TaggedIds`] table: 8 bytes per node.
+//! OR nodes do not store their rows: each remembers its origin (the node it was first reached
+//! from, and the feature/side), so its subset is the intersection of the sides along that chain
+//! up to the root. The cache maps a 64-bit hash of (subset, depth) to candidate nodes, and a
+//! candidate is accepted only after its subset, rebuilt from its chain, has been compared word
+//! for word: two different subproblems are never merged (the reference's linear hash does merge
+//! them, spec §2.8 D3). The cache is a [`TaggedIds`] table: 8 bytes per node. (Expanded nodes
+//! once kept their rows so that a comparison took one intersection; on mushroom's 127-word rows
+//! that was half the graph, and rebuilding from a chain of five sides costs little more.)
 //!
 //! Parent lists are intrusive singly linked lists threaded through the AND nodes, newest first,
 //! which is the order the reference propagates in.
 
 use crate::data::{Bitset, Dataset};
 use crate::search::{prefetch, Arena, TaggedIds};
-
-/// Words per chunk of kept rows (64 KiB).
-const ROWS_CHUNK_WORDS: usize = 1 << 13;
 
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
@@ -31,9 +29,9 @@ pub struct OrNode {
     pub ub: f64,
     /// Head of the parent list: `and_id * 2 + side`, or NONE.
     pub first_parent: u32,
-    /// Origin: the kept rows (see [`Graph::keep_rows`]) of the OR node first split to reach
-    /// this one (NONE for the root), and how (`feature * 2 + side`).
-    pub origin_rows: u32,
+    /// Origin: the expansion record of the OR node first split to reach this one (NONE for the
+    /// root), and how (`feature * 2 + side`).
+    pub origin: u32,
     pub origin_split: u32,
     /// Its expansion record (NONE until expanded).
     pub expansion: u32,
@@ -44,6 +42,10 @@ pub struct OrNode {
 pub struct Expansion {
     /// The node's depth.
     pub depth: u32,
+    /// The node's origin (as in [`OrNode`]), here so that a walk up an origin chain reads
+    /// only expansion records, which are few and dense.
+    pub origin: u32,
+    pub origin_split: u32,
     /// Closed by the exact small-subproblem solver (fast mode): bounds are exact, no children.
     pub exact: bool,
     /// The AND child achieving `lb` (NONE when the leaf, i.e. `ub`, does; DEFERRED when the
@@ -61,8 +63,6 @@ pub struct Expansion {
     pub deferred: f64,
     /// Stamp of the last propagation that visited this node.
     pub visited: u32,
-    /// Its block of kept rows (NONE until [`Graph::keep_rows`]).
-    pub rows_block: u32,
     /// Fast mode, kept once a node is expanded a second time (it is likely to be again): for each
     /// feature dividing the node, ascending, the numbers of features that divide its `= 0` and
     /// its `= 1` child.
@@ -111,15 +111,9 @@ pub struct Graph<'a> {
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
-    /// The rows of the nodes that have children, `words` words a block, in chunks of
-    /// `blocks_per_chunk` blocks: a list that grew by doubling would need its old and new
-    /// buffers at once, a peak the memory limit would not see.
-    /// A block is the node's depth, then its rows: a lookup that compares a candidate's depth
-    /// and rows reads one place.
-    kept_rows: Vec<Box<[u64]>>,
-    kept_blocks: usize,
-    words: usize,
-    blocks_per_chunk: usize,
+    /// Reused by every comparison: a candidate's sides, and their intersection.
+    scratch_sides: Vec<&'a [u64]>,
+    scratch_rows: Vec<u64>,
 }
 
 /// Hash of a row subset and a depth (SplitMix-style mixing of every word).
@@ -139,7 +133,6 @@ pub fn subset_hash(rows: &Bitset, depth: u32) -> u64 {
 impl<'a> Graph<'a> {
     /// A graph holding only the root (never cached: no other node has all rows at depth 0).
     pub fn new(data: &'a Dataset, root_lb: f64, root_ub: f64) -> Self {
-        let words = data.n_rows().div_ceil(64);
         let mut g = Graph {
             data,
             or: Arena::new(),
@@ -148,21 +141,19 @@ impl<'a> Graph<'a> {
             cache: TaggedIds::default(),
             hash_collisions: 0,
             divider_bytes: 0,
-            kept_rows: Vec::new(),
-            kept_blocks: 0,
-            words,
-            blocks_per_chunk: (ROWS_CHUNK_WORDS / (words + 1)).max(1),
+            scratch_sides: Vec::new(),
+            scratch_rows: Vec::new(),
         };
         g.push_or(root_lb, root_ub, NONE, 0);
         g
     }
 
-    fn push_or(&mut self, lb: f64, ub: f64, origin_rows: u32, origin_split: u32) -> u32 {
+    fn push_or(&mut self, lb: f64, ub: f64, origin: u32, origin_split: u32) -> u32 {
         let id = self.or.push(OrNode {
             lb,
             ub,
             first_parent: NONE,
-            origin_rows,
+            origin,
             origin_split,
             expansion: NONE,
         });
@@ -175,19 +166,11 @@ impl<'a> Graph<'a> {
         let node = &self.or[id as usize];
         if node.expanded() {
             self.expansions[node.expansion as usize].depth
-        } else if node.origin_rows == NONE {
+        } else if node.origin == NONE {
             0 // the root
         } else {
-            self.kept_block(node.origin_rows)[0] as u32 + 1
+            self.expansions[node.origin as usize].depth + 1
         }
-    }
-
-    /// Kept block `block`: the depth, then the rows.
-    #[inline]
-    fn kept_block(&self, block: u32) -> &[u64] {
-        let stride = self.words + 1;
-        let start = block as usize % self.blocks_per_chunk * stride;
-        &self.kept_rows[block as usize / self.blocks_per_chunk][start..start + stride]
     }
 
     /// Whether `id` was closed by the exact small-subproblem solver.
@@ -199,8 +182,12 @@ impl<'a> Graph<'a> {
     pub fn mark_expanded(&mut self, id: u32, n_valid: usize) {
         let record = self.expansions.len() as u32;
         let depth = self.depth(id);
+        let node = &self.or[id as usize];
+        let (origin, origin_split) = (node.origin, node.origin_split);
         self.expansions.push(Expansion {
             depth,
+            origin,
+            origin_split,
             exact: false,
             best_lb: NONE,
             best_ub: NONE,
@@ -208,7 +195,6 @@ impl<'a> Graph<'a> {
             n_valid: n_valid as u32,
             deferred: f64::INFINITY,
             visited: 0,
-            rows_block: NONE,
             dividers: Vec::new(),
         });
         self.or[id as usize].expansion = record;
@@ -233,55 +219,47 @@ impl<'a> Graph<'a> {
             .flat_map(|&(first, n)| first..first + n)
     }
 
-    /// Keeps the rows of expanded node `id`: its children are rebuilt from them.
-    pub fn keep_rows(&mut self, id: u32, rows: &Bitset) {
-        let block = self.kept_blocks;
-        let at = block % self.blocks_per_chunk;
-        let stride = self.words + 1;
-        if at == 0 {
-            let chunk = vec![0u64; self.blocks_per_chunk * stride];
-            self.kept_rows.push(chunk.into_boxed_slice());
-        }
-        let depth = u64::from(self.depth(id));
-        if let Some(chunk) = self.kept_rows.last_mut() {
-            let kept = &mut chunk[at * stride..(at + 1) * stride];
-            kept[0] = depth;
-            kept[1..].copy_from_slice(rows.words());
-        }
-        self.kept_blocks += 1;
-        self.exp_mut(id).rows_block = block as u32;
-    }
-
-    /// Chunks of `blocks` blocks of kept rows (tests cross chunk boundaries with tiny ones);
-    /// only before any rows are kept.
-    #[cfg(test)]
-    pub fn set_blocks_per_chunk(&mut self, blocks: usize) {
-        assert_eq!(self.kept_blocks, 0, "rows already kept");
-        self.blocks_per_chunk = blocks.max(1);
-    }
-
-    /// Whether OR node `id` holds exactly `rows` (compared without building its rows).
-    fn holds(&self, id: u32, rows: &Bitset) -> bool {
+    /// Whether OR node `id` holds exactly `rows`: the intersection of the sides along its origin
+    /// chain. `sides` and `acc` are scratch space.
+    fn holds(
+        &self,
+        id: u32,
+        rows: &Bitset,
+        sides: &mut Vec<&'a [u64]>,
+        acc: &mut Vec<u64>,
+    ) -> bool {
+        sides.clear();
         let node = &self.or[id as usize];
-        if node.origin_rows == NONE {
-            return *rows == self.data.all_rows(); // the root
+        let (mut origin, mut split) = (node.origin, node.origin_split as usize);
+        while origin != NONE {
+            sides.push(self.data.rows_with(split / 2, split % 2).words());
+            let record = &self.expansions[origin as usize];
+            (origin, split) = (record.origin, record.origin_split as usize);
         }
-        let parent = &self.kept_block(node.origin_rows)[1..];
-        let split = node.origin_split;
-        let side = (self.data).rows_with((split / 2) as usize, (split % 2) as usize);
-        (parent.iter().zip(side.words()))
-            .zip(rows.words())
-            .all(|((p, s), r)| p & s == *r)
+        let Some((first, rest)) = sides.split_first() else {
+            return *rows == self.data.all_rows(); // the root
+        };
+        acc.clear();
+        acc.extend_from_slice(first);
+        for side in rest {
+            acc.iter_mut().zip(side.iter()).for_each(|(a, s)| *a &= s);
+        }
+        acc[..] == *rows.words()
     }
 
     /// The OR node for `(rows, depth)`, if one exists.
     pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
         let mut misses = 0;
+        let (mut sides, mut acc) = (
+            std::mem::take(&mut self.scratch_sides),
+            std::mem::take(&mut self.scratch_rows),
+        );
         let found = self.cache.candidates(hash).find(|&at| {
-            let same = self.depth(at) == depth && self.holds(at, rows);
+            let same = self.depth(at) == depth && self.holds(at, rows, &mut sides, &mut acc);
             misses += u64::from(!same);
             same
         });
+        (self.scratch_sides, self.scratch_rows) = (sides, acc);
         self.hash_collisions += misses;
         found
     }
@@ -308,9 +286,9 @@ impl<'a> Graph<'a> {
         origin: u32,
         split: u32,
     ) -> u32 {
-        let origin_rows = self.exp(origin).rows_block;
-        debug_assert_ne!(origin_rows, NONE, "a node's origin keeps its rows");
-        let id = self.push_or(bounds.0, bounds.1, origin_rows, split);
+        let record = self.or[origin as usize].expansion;
+        debug_assert_ne!(record, NONE, "a node's origin is expanded");
+        let id = self.push_or(bounds.0, bounds.1, record, split);
         debug_assert_eq!(
             self.depth(id),
             depth,
@@ -357,7 +335,6 @@ impl<'a> Graph<'a> {
         let table = self.cache.peak_bytes_within(2 * self.data.n_features());
         // A run list is one small heap block: four runs plus the allocator's header.
         let records = self.expansions.bytes() + self.expansions.len() * 48;
-        let rows = self.kept_rows.len() * self.blocks_per_chunk * (self.words + 1) * 8;
-        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table + rows
+        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table
     }
 }

@@ -352,7 +352,6 @@ impl<'a> Search<'a> {
             self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, &counts);
             return;
         }
-        self.graph.keep_rows(id, rows);
         if self.small_rows > 0 {
             self.expand_best(id, rows);
             return;

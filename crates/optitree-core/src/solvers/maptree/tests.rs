@@ -556,34 +556,53 @@ fn divider_floors_keep_the_optimum() {
     );
 }
 
-/// Kept rows split into tiny chunks (a chunk boundary every other expansion) change nothing:
-/// every cache check still sees the right rows, so both modes end with the same bounds,
-/// expansion counts and trees as with the default chunks.
+/// A candidate's rows are rebuilt from its origin chain and compared word for word: subsets
+/// forced onto one hash (and one depth) stay apart, deeper nodes are found through chains of
+/// several sides, and every mismatch counts as a hash collision.
 #[test]
-fn kept_rows_across_chunk_boundaries_change_nothing() {
-    let mut rng = crate::search::SplitMix::new(41);
-    let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
-    for _ in 0..10 {
-        let n = 20 + rng.below(200);
-        let f = 3 + rng.below(8);
-        let (_, _, data) = random_data(&mut rng, (n, f, 2), 3);
-        for small_rows in [0, super::small::SMALL_ROWS] {
-            let run = |blocks: Option<usize>| {
-                let mut search = Search::new(&data, &model, small_rows);
-                if let Some(b) = blocks {
-                    search.graph.set_blocks_per_chunk(b);
-                }
-                let status = search.run(&Budget::unlimited(), Some(2_000), None);
-                (
-                    status,
-                    search.bounds(),
-                    search.expansions,
-                    search.graph.or.len(),
-                )
-            };
-            let tiny = run(Some(2));
-            assert_eq!(tiny, run(None));
-            assert!(tiny.2 > 2, "the case crosses a chunk boundary");
+fn cache_candidates_are_compared_through_their_origin_chains() {
+    use super::graph::Graph;
+    let mut rng = crate::search::SplitMix::new(53);
+    let (_, _, data) = random_data(&mut rng, (150, 4, 2), 2);
+    let side = |rows: &Bitset, f: usize, v: usize| rows.and(data.rows_with(f, v));
+    let root_rows = data.all_rows();
+    let mut graph = Graph::new(&data, 0.0, 1.0);
+    graph.mark_expanded(0, 4);
+    const HASH: u64 = 0x5EED;
+    // Depth 1: every side of every feature, all on one hash.
+    let mut depth1 = Vec::new();
+    for f in 0..4 {
+        for v in 0..2 {
+            let rows = side(&root_rows, f, v);
+            assert_eq!(graph.find(&rows, 1, HASH), None);
+            depth1.push((
+                graph.insert(HASH, (0.0, 1.0), 1, 0, (f * 2 + v) as u32),
+                rows,
+            ));
         }
     }
+    for (id, rows) in &depth1 {
+        assert_eq!(graph.find(rows, 1, HASH), Some(*id));
+        assert_eq!(
+            graph.find(rows, 2, HASH),
+            None,
+            "the depth is part of the key"
+        );
+    }
+    // Depth 2 below the first node (feature 0 = 0), and depth 3 below that.
+    let (parent, parent_rows) = depth1[0].clone();
+    graph.mark_expanded(parent, 3);
+    let rows2 = side(&parent_rows, 2, 1);
+    let child = graph.insert(HASH, (0.0, 1.0), 2, parent, 2 * 2 + 1);
+    graph.mark_expanded(child, 2);
+    let rows3 = side(&rows2, 3, 0);
+    let grandchild = graph.insert(HASH, (0.0, 1.0), 3, child, 3 * 2);
+    assert_eq!(graph.find(&rows2, 2, HASH), Some(child));
+    assert_eq!(graph.find(&rows3, 3, HASH), Some(grandchild));
+    // The same rows reached in another order are the same subproblem.
+    let other_order = side(&side(&side(&root_rows, 3, 0), 2, 1), 0, 0);
+    assert_eq!(graph.find(&other_order, 3, HASH), Some(grandchild));
+    // Rows no node holds.
+    assert_eq!(graph.find(&side(&rows2, 3, 1), 3, HASH), None);
+    assert!(graph.hash_collisions > 20);
 }
