@@ -3,7 +3,9 @@
 //!
 //! One 8-byte slot per entry, holding the hash's upper half as a tag and the id; open
 //! addressing with linear probing from a home slot scaled from the tag (any table length works,
-//! so the table grows by half, not double); entries are never removed. Against a
+//! so the table grows by half, not double); entries are never removed. A large table is split
+//! into segments by the tag's top bits, each growing on its own, so that a growth's peak (old
+//! and new arrays) is a segment's, not the table's. Against a
 //! `HashMap<u64, u32>` (16-byte entries plus a control byte each, doubling) this is less than
 //! half the memory, also at the peak of a growth, and a probe reads one cache line where the map
 //! reads two: in a search whose cache holds millions of subproblems, both show.
@@ -11,18 +13,38 @@
 /// An unused slot (`u32::MAX` is never stored as an id).
 const EMPTY: u64 = u64::MAX;
 
+/// Slots from which the table is split into [`SEGMENTS`] segments (64 MiB): a segment grows
+/// alone, so a growth needs its old and new arrays at once for one segment, not for the whole
+/// table (at 768 MiB, MAPTree's heart-cleveland search stopped on the 123 MB of a growth due).
+/// Smaller tables stay whole so that each segment is still large enough for huge pages.
+const SPLIT_SLOTS: usize = 1 << 23;
+
+/// Segments of a split table, chosen by the tag's top bits.
+const SEGMENT_BITS: u32 = 4;
+const SEGMENTS: usize = 1 << SEGMENT_BITS;
+
 /// Hashes to ids, several ids per hash allowed.
 #[derive(Debug, Clone)]
 pub struct TaggedIds {
-    slots: Vec<u64>,
+    /// One segment until the table reaches [`SPLIT_SLOTS`], then [`SEGMENTS`].
+    segments: Vec<Vec<u64>>,
+    /// Ids per segment.
+    lens: Vec<usize>,
+    /// Tag bits that choose the segment (0 while whole).
+    bits: u32,
     len: usize,
+    /// [`SPLIT_SLOTS`] (tests split small tables).
+    split_slots: usize,
 }
 
 impl Default for TaggedIds {
     fn default() -> Self {
         TaggedIds {
-            slots: vec![EMPTY; 16],
+            segments: vec![vec![EMPTY; 16]],
+            lens: vec![0],
+            bits: 0,
             len: 0,
+            split_slots: SPLIT_SLOTS,
         }
     }
 }
@@ -38,24 +60,33 @@ impl TaggedIds {
         self.len == 0
     }
 
-    /// Bytes of the slot array.
+    /// Bytes of the slot arrays.
     pub fn bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<u64>()
+        self.slots() * std::mem::size_of::<u64>()
+    }
+
+    fn slots(&self) -> usize {
+        self.segments.iter().map(Vec::len).sum()
     }
 
     /// The most bytes the table holds at any moment while `inserts` more ids are added: its
-    /// array, or, when those inserts make it grow, the old and new arrays of the largest growth
-    /// together. A search that checks its memory between steps of at most `inserts` inserts
-    /// stays within its limit counting this, without reserving room for a growth that is not
-    /// due yet (counting the next growth's arrays always was up to a fifth of a MAPTree search's
-    /// accounted memory).
+    /// arrays, or, when those inserts make a segment grow (all of them might land in one), the
+    /// others with that segment's old and new arrays together. A search that checks its memory
+    /// between steps of at most `inserts` inserts stays within its limit counting this, without
+    /// reserving room for a growth that is not due yet (counting the next growth's arrays always
+    /// was up to a fifth of a MAPTree search's accounted memory). The split of a whole table is
+    /// counted as its growth, which holds when tags spread evenly over the segments, as hashes'
+    /// upper halves do.
     pub fn peak_bytes_within(&self, inserts: usize) -> usize {
-        let (target, mut len) = (self.len + inserts, self.slots.len());
-        let mut peak = len;
-        while Self::crowded(target, len) {
-            let grown = Self::grown(len);
-            peak = peak.max(len + grown);
-            len = grown;
+        let total = self.slots();
+        let mut peak = total;
+        for (slots, &len) in self.segments.iter().zip(&self.lens) {
+            let (target, mut size) = (len + inserts, slots.len());
+            while Self::crowded(target, size) {
+                let grown = Self::grown(size);
+                peak = peak.max(total - slots.len() + size + grown);
+                size = grown;
+            }
         }
         peak * std::mem::size_of::<u64>()
     }
@@ -73,20 +104,37 @@ impl TaggedIds {
         (hash >> 32) as u32
     }
 
+    /// The segment of `tag`, and the tag's bits below the segment's (which place it within).
+    #[inline]
+    fn locate(&self, tag: u32) -> (usize, u32) {
+        let segment = (u64::from(tag) >> (32 - self.bits)) as usize;
+        (segment, (u64::from(tag) << self.bits) as u32)
+    }
+
     /// Adds `id` under `hash` (ids are not checked for repeats). `id` must not be `u32::MAX`.
     pub fn insert(&mut self, hash: u64, id: u32) {
         debug_assert_ne!(id, u32::MAX);
-        // Linear probing stays short below three quarters full.
-        if Self::crowded(self.len + 1, self.slots.len()) {
-            self.grow();
-        }
-        Self::place(&mut self.slots, Self::tag(hash), id);
+        self.put(u64::from(Self::tag(hash)) << 32 | u64::from(id));
         self.len += 1;
     }
 
-    /// The first slot to probe for `tag`: the tag scaled to the table's length.
-    fn home(tag: u32, len: usize) -> usize {
-        ((u64::from(tag) * len as u64) >> 32) as usize
+    /// Places a slot's value, growing its segment first when it would be crowded.
+    fn put(&mut self, slot: u64) {
+        let tag = (slot >> 32) as u32;
+        let (mut segment, mut within) = self.locate(tag);
+        // Linear probing stays short below three quarters full.
+        if Self::crowded(self.lens[segment] + 1, self.segments[segment].len()) {
+            self.grow(segment);
+            (segment, within) = self.locate(tag);
+        }
+        Self::place(&mut self.segments[segment], within, slot);
+        self.lens[segment] += 1;
+    }
+
+    /// The first slot to probe for `within` (the tag's bits below the segment's): scaled to the
+    /// segment's length.
+    fn home(within: u32, len: usize) -> usize {
+        ((u64::from(within) * len as u64) >> 32) as usize
     }
 
     /// The slot probed after `at` (wrapping around).
@@ -98,39 +146,60 @@ impl TaggedIds {
         }
     }
 
-    fn place(slots: &mut [u64], tag: u32, id: u32) {
-        let mut at = Self::home(tag, slots.len());
+    fn place(slots: &mut [u64], within: u32, slot: u64) {
+        let mut at = Self::home(within, slots.len());
         while slots[at] != EMPTY {
             at = Self::next(at, slots.len());
         }
-        slots[at] = u64::from(tag) << 32 | u64::from(id);
+        slots[at] = slot;
     }
 
-    fn grow(&mut self) {
-        // Advised before it is filled: pages written before the advice stay small.
-        let grown = Self::grown(self.slots.len());
-        let mut slots = Vec::with_capacity(grown);
+    /// A new array of `len` slots, advised huge pages before it is filled (pages written before
+    /// the advice stay small).
+    fn array(len: usize) -> Vec<u64> {
+        let mut slots = Vec::with_capacity(len);
         super::huge_pages::advise(&slots);
-        slots.resize(grown, EMPTY);
-        for &slot in self.slots.iter().filter(|&&s| s != EMPTY) {
-            Self::place(&mut slots, (slot >> 32) as u32, slot as u32);
+        slots.resize(len, EMPTY);
+        slots
+    }
+
+    /// Grows a segment by half; a whole table that reaches [`SPLIT_SLOTS`] is split instead.
+    fn grow(&mut self, segment: usize) {
+        let grown = Self::grown(self.segments[segment].len());
+        let old = std::mem::take(&mut self.segments[segment]);
+        if self.bits == 0 && grown >= self.split_slots {
+            self.bits = SEGMENT_BITS;
+            self.segments = (0..SEGMENTS)
+                .map(|_| Self::array(grown / SEGMENTS))
+                .collect();
+            self.lens = vec![0; SEGMENTS];
+        } else {
+            self.segments[segment] = Self::array(grown);
+            self.lens[segment] = 0;
         }
-        self.slots = slots;
+        // A split may crowd a segment (tags are not spread evenly), which then grows too.
+        for &slot in old.iter().filter(|&&s| s != EMPTY) {
+            self.put(slot);
+        }
     }
 
     /// Starts loading the slot where a search for `hash` begins (see [`super::prefetch`]).
     pub fn prefetch(&self, hash: u64) {
-        super::prefetch(&self.slots[Self::home(Self::tag(hash), self.slots.len())]);
+        let (segment, within) = self.locate(Self::tag(hash));
+        let slots = &self.segments[segment];
+        super::prefetch(&slots[Self::home(within, slots.len())]);
     }
 
     /// The ids stored under hashes with the same upper half as `hash` (all ids stored under
     /// `hash` among them, in no particular order).
     pub fn candidates(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
         let tag = Self::tag(hash);
-        let len = self.slots.len();
-        let mut at = Self::home(tag, len);
+        let (segment, within) = self.locate(tag);
+        let slots = &self.segments[segment];
+        let len = slots.len();
+        let mut at = Self::home(within, len);
         std::iter::from_fn(move || loop {
-            let slot = self.slots[at];
+            let slot = slots[at];
             if slot == EMPTY {
                 return None;
             }
@@ -169,11 +238,20 @@ mod tests {
     }
 
     /// Against a plain map from hashes to id lists, through several growths, with hashes that
-    /// share their upper half (same tag) and hashes stored more than once.
+    /// share their upper half (same tag) and hashes stored more than once; whole, and split
+    /// early into segments.
     #[test]
     fn finds_every_id_stored_under_a_hash() {
+        for split_slots in [SPLIT_SLOTS, 1000] {
+            finds_every_id_with(TaggedIds {
+                split_slots,
+                ..TaggedIds::default()
+            });
+        }
+    }
+
+    fn finds_every_id_with(mut table: TaggedIds) {
         let mut rng = SplitMix::new(3);
-        let mut table = TaggedIds::default();
         let mut plain: std::collections::HashMap<u64, Vec<u32>> = Default::default();
         let mut hashes = Vec::new();
         for id in 0..20_000u32 {
@@ -200,5 +278,34 @@ mod tests {
         }
         assert_eq!(TaggedIds::default().candidates(7).count(), 0);
         assert!(4 * table.len() <= 3 * table.bytes() / 8);
+        assert_eq!(table.lens.iter().sum::<usize>(), table.len());
+    }
+
+    /// Once split, a growth's announced peak is one segment's old and new arrays on top of the
+    /// others, never less than what an insert really holds, and far below the whole table's.
+    #[test]
+    fn a_split_table_grows_one_segment_at_a_time() {
+        let mut rng = SplitMix::new(5);
+        let mut table = TaggedIds {
+            split_slots: 1 << 12,
+            ..TaggedIds::default()
+        };
+        let mut worst_extra = 0;
+        for id in 0..200_000u32 {
+            let before = table.peak_bytes_within(1);
+            worst_extra = worst_extra.max(before - table.bytes());
+            table.insert(rng.next_u64(), id);
+            assert!(
+                table.bytes() <= before,
+                "insert {id} held more than announced"
+            );
+        }
+        assert_eq!(table.segments.len(), SEGMENTS);
+        // A whole table's growth would hold 1.5 times its array on top of it.
+        assert!(
+            worst_extra * 4 < table.bytes(),
+            "extra {worst_extra} of {}",
+            table.bytes()
+        );
     }
 }
