@@ -69,24 +69,27 @@ impl TaggedIds {
         self.segments.iter().map(Vec::len).sum()
     }
 
-    /// The most bytes the table holds at any moment while `inserts` more ids are added: its
-    /// arrays, or, when those inserts make a segment grow (all of them might land in one), the
-    /// others with that segment's old and new arrays together. A search that checks its memory
+    /// At least the most bytes the table holds at any moment while `inserts` more ids are added:
+    /// its arrays, plus, for every segment those inserts could make grow (all of them might land
+    /// in it), the new arrays of its growths (its old array is already counted). A search that checks its memory
     /// between steps of at most `inserts` inserts stays within its limit counting this, without
     /// reserving room for a growth that is not due yet (counting the next growth's arrays always
     /// was up to a fifth of a MAPTree search's accounted memory). The split of a whole table is
     /// counted as its growth, which holds when tags spread evenly over the segments, as hashes'
     /// upper halves do.
     pub fn peak_bytes_within(&self, inserts: usize) -> usize {
-        let total = self.slots();
-        let mut peak = total;
+        let mut peak = self.slots();
         for (slots, &len) in self.segments.iter().zip(&self.lens) {
+            // A segment's own peak: its old and new arrays of its last growth (at most one
+            // growth is due in practice; several are counted as if they held together).
             let (target, mut size) = (len + inserts, slots.len());
+            let mut extra = 0;
             while Self::crowded(target, size) {
                 let grown = Self::grown(size);
-                peak = peak.max(total - slots.len() + size + grown);
+                extra = extra.max(size + grown - slots.len());
                 size = grown;
             }
+            peak += extra;
         }
         peak * std::mem::size_of::<u64>()
     }
@@ -169,9 +172,8 @@ impl TaggedIds {
         let old = std::mem::take(&mut self.segments[segment]);
         if self.bits == 0 && grown >= self.split_slots {
             self.bits = SEGMENT_BITS;
-            self.segments = (0..SEGMENTS)
-                .map(|_| Self::array(grown / SEGMENTS))
-                .collect();
+            let each = (grown / SEGMENTS).max(16);
+            self.segments = (0..SEGMENTS).map(|_| Self::array(each)).collect();
             self.lens = vec![0; SEGMENTS];
         } else {
             self.segments[segment] = Self::array(grown);
@@ -279,10 +281,13 @@ mod tests {
         assert_eq!(TaggedIds::default().candidates(7).count(), 0);
         assert!(4 * table.len() <= 3 * table.bytes() / 8);
         assert_eq!(table.lens.iter().sum::<usize>(), table.len());
+        let split = table.split_slots < SPLIT_SLOTS;
+        assert_eq!(table.segments.len(), if split { SEGMENTS } else { 1 });
     }
 
     /// Once split, a growth's announced peak is one segment's old and new arrays on top of the
-    /// others, never less than what an insert really holds, and far below the whole table's.
+    /// others: never less than an insert really holds (old and new arrays together), also when
+    /// asked for a batch of inserts, and far below a whole table's growth.
     #[test]
     fn a_split_table_grows_one_segment_at_a_time() {
         let mut rng = SplitMix::new(5);
@@ -290,17 +295,34 @@ mod tests {
             split_slots: 1 << 12,
             ..TaggedIds::default()
         };
-        let mut worst_extra = 0;
-        for id in 0..200_000u32 {
-            let before = table.peak_bytes_within(1);
-            worst_extra = worst_extra.max(before - table.bytes());
-            table.insert(rng.next_u64(), id);
-            assert!(
-                table.bytes() <= before,
-                "insert {id} held more than announced"
-            );
+        let (mut worst_extra, mut growths) = (0, 0);
+        let mut id = 0u32;
+        while id < 200_000 {
+            let batch = 1 + rng.below(300);
+            let announced = table.peak_bytes_within(batch);
+            for _ in 0..batch {
+                let (prior, one) = (table.bytes(), table.peak_bytes_within(1));
+                worst_extra = worst_extra.max(one - prior);
+                table.insert(rng.next_u64(), id);
+                id += 1;
+                let after = table.bytes();
+                // A growth by half held the old array (twice the increase) with the new one;
+                // the split of the whole table held the old array with all the new segments.
+                let held = match prior >= table.split_slots * 8 {
+                    true => after + 2 * (after - prior),
+                    false => prior + after,
+                };
+                let held = if after > prior { held } else { after };
+                growths += usize::from(after > prior);
+                assert!(held <= one, "insert {id}: held {held} > announced {one}");
+                assert!(
+                    held <= announced,
+                    "insert {id}: held {held} > batch's {announced}"
+                );
+            }
         }
         assert_eq!(table.segments.len(), SEGMENTS);
+        assert!(growths > 2 * SEGMENTS, "only {growths} growths");
         // A whole table's growth would hold 1.5 times its array on top of it.
         assert!(
             worst_extra * 4 < table.bytes(),

@@ -63,7 +63,8 @@ pub struct Expansion {
     pub deferred: f64,
     /// Stamp of the last propagation that visited this node.
     pub visited: u32,
-    /// Fast mode, kept once a node is expanded a second time (it is likely to be again): for each
+    /// Fast mode, for nodes that count their children's dividers (not those ranked by floors),
+    /// kept once a node is expanded a second time (it is likely to be again): for each
     /// feature dividing the node, ascending, the numbers of features that divide its `= 0` and
     /// its `= 1` child.
     pub dividers: Vec<(u16, u16)>,

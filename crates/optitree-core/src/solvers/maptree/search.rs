@@ -28,8 +28,9 @@ use crate::search::{Budget, ProgressBoard, Snapshot, Status};
 /// them); each further round evaluates twice as many.
 const FIRST_SPLITS: usize = 16;
 
-/// Fast mode, two classes: pair-pass work (word intersections) from which a node's splits are
-/// ranked with floors ([`ValidFloor`]) on their children's dividers rather than exact counts.
+/// Fast mode, two classes: pair-pass work (word intersections: the node's dividing features
+/// squared, times the words that hold its rows, halved) from which a node's splits are ranked
+/// with floors ([`ValidFloor`]) on their children's dividers rather than exact counts.
 /// Evaluated splits get exact bounds from their lookups either way; only the ranking and the
 /// deferred splits' bound are looser. At 20 s the lower bound rose on every wide dataset
 /// (mushroom 111.4 -> 113.7, splice-1 109.2 -> 116.1, kr-vs-kp 186.5 -> 189.1) and audiology
@@ -93,7 +94,9 @@ fn one_side_counts(
 }
 
 /// What one pass over the pairs of a node's dividing features tells about its splits, feature
-/// by feature (in the order of the node's dividing features).
+/// by feature (in the order of the node's dividing features). From
+/// [`Search::children_floors`], `zeros` and `ones` are floors, and 0 means unknown, not
+/// unsplittable.
 pub(super) struct SplitFacts {
     /// How many of the node's features divide the split's `= 0` child.
     pub zeros: Vec<usize>,
@@ -282,7 +285,8 @@ impl<'a> Search<'a> {
     fn open(&mut self, id: u32, rows: &Bitset) {
         if self.graph.or[id as usize].expanded() {
             self.reexpansions += 1;
-            self.expand_best(id, rows);
+            let ones = self.dividing_sides(rows, rows.count());
+            self.expand_best(id, rows, ones);
         } else if rows.count() as usize <= self.small_rows {
             self.close_exactly(id, rows);
         } else {
@@ -345,15 +349,19 @@ impl<'a> Search<'a> {
         let depth = self.graph.depth(id);
         let counts = data.class_counts(rows);
         let total: u64 = counts.iter().sum();
+        if self.small_rows > 0 {
+            let ones = self.dividing_sides(rows, total);
+            self.graph.mark_expanded(id, ones.len());
+            match ones.is_empty() {
+                true => self.close_unsplittable(id, depth, &counts),
+                false => self.expand_best(id, rows, ones),
+            }
+            return;
+        }
         let valid: Vec<usize> = self.dividing(rows, total).collect();
         self.graph.mark_expanded(id, valid.len());
         if valid.is_empty() {
-            // Unsplittable: the exact leaf cost. The lower bound follows in update_lb (D1 fix).
-            self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, &counts);
-            return;
-        }
-        if self.small_rows > 0 {
-            self.expand_best(id, rows);
+            self.close_unsplittable(id, depth, &counts);
             return;
         }
         let pen = self.model.split_penalty(depth, valid.len());
@@ -380,11 +388,18 @@ impl<'a> Search<'a> {
             .push((first, valid.len() as u32));
     }
 
+    /// An expanded node no feature divides gets its exact leaf cost; the lower bound follows in
+    /// `update_lb` (D1 fix).
+    fn close_unsplittable(&mut self, id: u32, depth: u32, counts: &[u64]) {
+        self.graph.or[id as usize].ub = self.model.leaf_cost(depth, false, counts);
+    }
+
     /// Fast mode: materialises the most promising splits of expanded node `id` not materialised
     /// yet, and defers the rest behind one lower bound.
     ///
     /// Every split first gets a cheap bound from its children's class counts and the number of
-    /// features that divide them ([`Self::children_dividers`], [`Self::counts_lower_bound`]).
+    /// features that divide them ([`Self::children_dividers`], [`Self::counts_lower_bound`]),
+    /// or, where counting those is dear, a floor on that number ([`Self::children_floors`]).
     /// The split whose two leaves cost least, then the splits of least cheap bound,
     /// `first_splits << round` in all, are evaluated (both children looked up, as fresh or
     /// cached nodes) and materialised; every other split waits behind the least of the cheap
@@ -395,7 +410,8 @@ impl<'a> Search<'a> {
     /// Most splits of a node never matter: its bound is settled by a few. Evaluating them lazily
     /// saves most of the lookups (a fresh one counts every feature) and most of the graph: on
     /// audiology, 2.5 times the expansions per second, each adding a fifth of the graph.
-    fn expand_best(&mut self, id: u32, rows: &Bitset) {
+    /// `ones`: [`Self::dividing_sides`] of `rows`.
+    fn expand_best(&mut self, id: u32, rows: &Bitset, ones: Vec<(usize, Vec<u64>)>) {
         let data = self.graph.data;
         let depth = self.graph.depth(id);
         let pen = self.penalty(id);
@@ -407,32 +423,11 @@ impl<'a> Search<'a> {
         done.sort_unstable();
         let k = data.n_classes();
         let counts = data.class_counts(rows);
-        let total: u64 = counts.iter().sum();
-        // Each valid feature with the class counts of its `= 1` side; one pass gives a feature's
-        // count and its first class's (all of them on two classes).
-        let mut ones: Vec<(usize, Vec<u64>)> = Vec::new();
-        let class0 = data.rows_of_class(0).words();
-        for f in (0..data.n_features()).filter(|&f| data.n_values(f) == 2) {
-            let column = data.rows_with(f, 1);
-            let (n1, first) = intersection_counts2(rows.words(), column.words(), class0);
-            if n1 == 0 || n1 == total {
-                continue; // does not divide the rows
-            }
-            let mut side: Vec<u64> = Vec::with_capacity(k);
-            if k > 1 {
-                side.push(first);
-                let classes = 1..k - 1;
-                side.extend(
-                    classes.map(|c| rows.intersection_count3(column, data.rows_of_class(c))),
-                );
-            }
-            side.push(n1 - side.iter().sum::<u64>());
-            ones.push((f, side));
-        }
         let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
         let features: Vec<usize> = ones.iter().map(|&(f, _)| f).collect();
-        // Counting every child's dividers costs a pair pass (features² × row words / 2); where
-        // that is dear, floors rank the splits nearly as well (see `FLOOR_WORK`).
+        // Counting every child's dividers costs a pair pass (dividing features² × the words
+        // holding the rows / 2); where that is dear, floors rank the splits nearly as well (see
+        // `FLOOR_WORK`).
         let live_words = rows.words().iter().filter(|&&w| w != 0).count();
         let pair_work = ones.len() * ones.len() * live_words / 2;
         let floors = self.count_bound.is_some() && pair_work >= self.floor_work;
@@ -590,7 +585,8 @@ impl<'a> Search<'a> {
     }
 
     /// [`Self::children_dividers`] with floors instead of counts (see [`ValidFloor`]; 0 means
-    /// unknown), and twins found among features whose sides have equal sizes.
+    /// unknown), and twins sought only among features whose `= 1` sides have equal sizes (the
+    /// same side) or sizes adding up to the node's (the complement).
     pub(super) fn children_floors(
         &mut self,
         rows: &Bitset,
@@ -800,23 +796,40 @@ impl<'a> Search<'a> {
     where
         'a: 'r,
     {
-        self.dividing_counts(rows, total).map(|(f, _)| f)
-    }
-
-    /// [`Self::dividing`], each feature with the number of `rows` on its `= 1` side.
-    fn dividing_counts<'r>(
-        &self,
-        rows: &'r Bitset,
-        total: u64,
-    ) -> impl Iterator<Item = (usize, u64)> + 'r
-    where
-        'a: 'r,
-    {
         let data = self.graph.data;
         (0..data.n_features())
             .filter(move |&f| data.n_values(f) == 2)
-            .map(move |f| (f, rows.intersection_count(data.rows_with(f, 1))))
-            .filter(move |&(_, n1)| n1 > 0 && n1 < total) // some of the rows, not all
+            .filter(move |&f| {
+                let n1 = rows.intersection_count(data.rows_with(f, 1));
+                n1 > 0 && n1 < total // some of the rows, not all
+            })
+    }
+
+    /// [`Self::dividing`], each feature with the class counts of its `= 1` side; one pass gives
+    /// a feature's count and its first class's (all of them on two classes).
+    fn dividing_sides(&self, rows: &Bitset, total: u64) -> Vec<(usize, Vec<u64>)> {
+        let data = self.graph.data;
+        let k = data.n_classes();
+        let class0 = data.rows_of_class(0).words();
+        let mut ones = Vec::new();
+        for f in (0..data.n_features()).filter(|&f| data.n_values(f) == 2) {
+            let column = data.rows_with(f, 1);
+            let (n1, first) = intersection_counts2(rows.words(), column.words(), class0);
+            if n1 == 0 || n1 == total {
+                continue; // does not divide the rows
+            }
+            let mut side: Vec<u64> = Vec::with_capacity(k);
+            if k > 1 {
+                side.push(first);
+                let classes = 1..k - 1;
+                side.extend(
+                    classes.map(|c| rows.intersection_count3(column, data.rows_of_class(c))),
+                );
+            }
+            side.push(n1 - side.iter().sum::<u64>());
+            ones.push((f, side));
+        }
+        ones
     }
 
     /// Recomputes `lb` from the children (or the node's own `ub`); returns whether it rose.
