@@ -13,14 +13,15 @@
 /// An unused slot (`u32::MAX` is never stored as an id).
 const EMPTY: u64 = u64::MAX;
 
-/// Slots from which the table is split into [`SEGMENTS`] segments (64 MiB): a segment grows
+/// Slots from which the table is split into [`SEGMENTS`] segments (32 MiB): a segment grows
 /// alone, so a growth needs its old and new arrays at once for one segment, not for the whole
 /// table (at 768 MiB, MAPTree's heart-cleveland search stopped on the 123 MB of a growth due).
-/// Smaller tables stay whole so that each segment is still large enough for huge pages.
-const SPLIT_SLOTS: usize = 1 << 23;
+/// Smaller tables stay whole, and segments stay few, so that each is large enough for huge
+/// pages: 16 segments made Branches' lymph-f (a 7.6M-node memo) 5% slower, 4 do not.
+const SPLIT_SLOTS: usize = 1 << 22;
 
 /// Segments of a split table, chosen by the tag's top bits.
-const SEGMENT_BITS: u32 = 4;
+const SEGMENT_BITS: u32 = 2;
 const SEGMENTS: usize = 1 << SEGMENT_BITS;
 
 /// Hashes to ids, several ids per hash allowed.
@@ -323,9 +324,10 @@ mod tests {
         }
         assert_eq!(table.segments.len(), SEGMENTS);
         assert!(growths > 2 * SEGMENTS, "only {growths} growths");
-        // A whole table's growth would hold 1.5 times its array on top of it.
+        // A whole table's growth would hold 1.5 times its array on top of it; a segment's, about
+        // 1.5 times a quarter.
         assert!(
-            worst_extra * 4 < table.bytes(),
+            worst_extra * 2 < table.bytes(),
             "extra {worst_extra} of {}",
             table.bytes()
         );
