@@ -33,7 +33,6 @@ pub struct TaggedIds {
     lens: Vec<usize>,
     /// Tag bits that choose the segment (0 while whole).
     bits: u32,
-    len: usize,
     /// [`SPLIT_SLOTS`] (tests split small tables).
     split_slots: usize,
 }
@@ -44,7 +43,6 @@ impl Default for TaggedIds {
             segments: vec![vec![EMPTY; 16]],
             lens: vec![0],
             bits: 0,
-            len: 0,
             split_slots: SPLIT_SLOTS,
         }
     }
@@ -53,12 +51,12 @@ impl Default for TaggedIds {
 impl TaggedIds {
     /// Number of ids stored.
     pub fn len(&self) -> usize {
-        self.len
+        self.lens.iter().sum()
     }
 
     /// Whether no id is stored.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Bytes of the slot arrays.
@@ -72,10 +70,10 @@ impl TaggedIds {
 
     /// At least the most bytes the table holds at any moment while `inserts` more ids are added:
     /// its arrays, plus, for every segment those inserts could make grow (all of them might land
-    /// in it), the new arrays of its growths (its old array is already counted). A search that checks its memory
-    /// between steps of at most `inserts` inserts stays within its limit counting this, without
-    /// reserving room for a growth that is not due yet (counting the next growth's arrays always
-    /// was up to a fifth of a MAPTree search's accounted memory). The split of a whole table is
+    /// in it), the new arrays of its growths (its old array is already counted). A search that
+    /// checks its memory between steps of at most `inserts` inserts stays within its limit
+    /// counting this, without reserving room for a growth that is not due yet (counting the next
+    /// growth's arrays always was up to a fifth of a MAPTree search's accounted memory). The split of a whole table is
     /// counted as its growth, which holds when tags spread evenly over the segments, as hashes'
     /// upper halves do.
     pub fn peak_bytes_within(&self, inserts: usize) -> usize {
@@ -119,7 +117,6 @@ impl TaggedIds {
     pub fn insert(&mut self, hash: u64, id: u32) {
         debug_assert_ne!(id, u32::MAX);
         self.put(u64::from(Self::tag(hash)) << 32 | u64::from(id));
-        self.len += 1;
     }
 
     /// Places a slot's value, growing its segment first when it would be crowded.

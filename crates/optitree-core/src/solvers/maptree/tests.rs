@@ -49,6 +49,17 @@ fn dividing(data: &Dataset, rows: &Bitset) -> Vec<usize> {
         .collect()
 }
 
+/// What the pair passes take: each feature dividing `rows` with the class counts of its `= 1`
+/// side, and that side's size.
+fn dividing_sides(data: &Dataset, rows: &Bitset) -> (Vec<(usize, Vec<u64>)>, Vec<u64>) {
+    let ones: Vec<(usize, Vec<u64>)> = dividing(data, rows)
+        .into_iter()
+        .map(|g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
+        .collect();
+    let sizes = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+    (ones, sizes)
+}
+
 fn config(alpha: f64, beta: f64, rho: f64, k: usize) -> MapTreeConfig {
     MapTreeConfig {
         alpha,
@@ -481,11 +492,7 @@ fn children_dividers_match_a_direct_count() {
         };
         let rows = Bitset::from_indices(n, (low..high).filter(|_| rng.below(3) > 0));
         let valid = dividing(&data, &rows);
-        let ones: Vec<(usize, Vec<u64>)> = valid
-            .iter()
-            .map(|&g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
-            .collect();
-        let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+        let (ones, sizes) = dividing_sides(&data, &rows);
         let facts = search.children_dividers(&rows, &ones, &sizes);
         let side = |g: usize, v: usize| rows.and(data.rows_with(g, v));
         for (i, &g) in valid.iter().enumerate() {
@@ -537,11 +544,7 @@ fn divider_floors_keep_the_optimum() {
         // Floors against counts on random subsets of the same data.
         let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
         let valid = dividing(&data, &rows);
-        let ones: Vec<(usize, Vec<u64>)> = valid
-            .iter()
-            .map(|&g| (g, data.class_counts(&rows.and(data.rows_with(g, 1)))))
-            .collect();
-        let sizes: Vec<u64> = ones.iter().map(|(_, c)| c.iter().sum()).collect();
+        let (ones, sizes) = dividing_sides(&data, &rows);
         let counted = search.children_dividers(&rows, &ones, &sizes);
         let floors = search.children_floors(&rows, &ones, &sizes);
         for i in 0..valid.len() {
