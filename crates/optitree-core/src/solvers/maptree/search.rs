@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 
 use super::count_bound::{largest_group, CountBound, ValidFloor};
-use super::graph::{Graph, DEFERRED, NONE};
+use super::graph::{Graph, SubsetHasher, DEFERRED, NONE};
 use super::model::Posterior;
 use super::small::{SmallProblem, SMALL_ROWS};
 use crate::data::popcount::{intersection_counts, intersection_counts2};
@@ -493,11 +493,14 @@ impl<'a> Search<'a> {
         let next = order.len().min(quota);
         // The children's cache lookups, hashed first and prefetched in two waves (cache slots,
         // then the nodes they name) so that their cache misses overlap.
+        // One pass per split: the `= 0` child's linear sum is the node's minus the other's.
+        let hasher = &self.graph.hasher;
+        let node_sum = hasher.sum(rows);
         let mut hashes = Vec::with_capacity(2 * next);
         for &i in &order[..next] {
-            for side in [1usize, 0] {
-                rows.and_into(data.rows_with(open[i].1, side), &mut side_rows);
-                let hash = super::graph::subset_hash(&side_rows, depth + 1);
+            let one = hasher.sum_and(rows, data.rows_with(open[i].1, 1));
+            for sum in [one, node_sum.wrapping_sub(one)] {
+                let hash = SubsetHasher::finish(sum, depth + 1);
                 self.graph.prefetch_slot(hash);
                 hashes.push(hash);
             }
@@ -510,6 +513,7 @@ impl<'a> Search<'a> {
             let mut found = [Child::Existing(NONE); 2];
             for (side, hash) in [(1usize, hashes[2 * k]), (0, hashes[2 * k + 1])] {
                 rows.and_into(data.rows_with(f, side), &mut side_rows);
+                debug_assert_eq!(hash, self.graph.hasher.hash(&side_rows, depth + 1));
                 found[side] = self.lookup_hashed(&side_rows, depth + 1, &features, hash);
             }
             let (lb0, ub0) = found[0].bounds(&self.graph);
@@ -713,7 +717,7 @@ impl<'a> Search<'a> {
     /// `candidates` holds every feature that may divide the rows (ascending): a subset is divided
     /// only by features that divide its parent.
     fn lookup(&mut self, rows: &Bitset, depth: u32, candidates: &[usize]) -> Child {
-        let hash = super::graph::subset_hash(rows, depth);
+        let hash = self.graph.hasher.hash(rows, depth);
         self.lookup_hashed(rows, depth, candidates, hash)
     }
 

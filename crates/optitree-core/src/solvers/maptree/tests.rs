@@ -609,3 +609,36 @@ fn cache_candidates_are_compared_through_their_origin_chains() {
     assert_eq!(graph.find(&side(&rows2, 3, 1), 3, HASH), None);
     assert!(graph.hash_collisions > 20);
 }
+
+/// The subset hash is linear: a split's `= 0` child hashes as the node's sum minus the `= 1`
+/// child's (what an expansion relies on), and distinct subsets of one node get distinct hashes.
+#[test]
+fn subset_hashes_of_two_children_come_from_one_pass() {
+    use super::graph::SubsetHasher;
+    let mut rng = crate::search::SplitMix::new(71);
+    // 200 rows: four words, the last one partial.
+    let (_, _, data) = random_data(&mut rng, (200, 6, 2), 2);
+    let hasher = SubsetHasher::new(data.all_rows().words().len());
+    let mut seen = HashMap::new();
+    let mut node = data.all_rows();
+    for (f, v) in [(0, 1), (3, 0), (5, 1)] {
+        let node_sum = hasher.sum(&node);
+        for g in 0..6 {
+            let one = hasher.sum_and(&node, data.rows_with(g, 1));
+            let (rows1, rows0) = (
+                node.and(data.rows_with(g, 1)),
+                node.and(data.rows_with(g, 0)),
+            );
+            assert_eq!(one, hasher.sum(&rows1));
+            assert_eq!(node_sum.wrapping_sub(one), hasher.sum(&rows0));
+            for rows in [rows1, rows0] {
+                let hash = SubsetHasher::finish(hasher.sum(&rows), 4);
+                assert_eq!(hash, hasher.hash(&rows, 4));
+                assert_ne!(hash, hasher.hash(&rows, 5), "the depth is part of the hash");
+                let earlier = seen.insert(hash, rows.clone());
+                assert!(earlier.is_none_or(|e| e == rows), "two subsets, one hash");
+            }
+        }
+        node = node.and(data.rows_with(f, v));
+    }
+}
