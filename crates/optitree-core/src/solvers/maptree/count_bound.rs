@@ -159,7 +159,7 @@ impl<'m> CountBound<'m> {
         bound
     }
 
-    #[inline]
+    #[inline(always)]
     fn phi(&self, m: u64) -> f64 {
         match self.phis.get(m as usize) {
             Some(&v) => v,
@@ -175,6 +175,7 @@ impl<'m> CountBound<'m> {
     }
 
     /// The leaf term: the prior is certain only when the rows cannot all be identical.
+    #[inline(always)]
     fn leaf(&self, d: u32, a: u64, b: u64) -> f64 {
         let m = a + b;
         let ll = self.model.log_likelihood_two(a, b);
@@ -186,6 +187,7 @@ impl<'m> CountBound<'m> {
     }
 
     /// The bound without recursion, valid at any depth and for any counts.
+    #[inline(always)]
     fn closed(&self, d: u32, a: u64, b: u64) -> f64 {
         let split = -self.model.log_split(d) + self.phi(a + b) + self.children(d, a, b);
         self.leaf(d, a, b).min(split)
@@ -196,6 +198,7 @@ impl<'m> CountBound<'m> {
     /// (Lemmas 13-14), and the larger child, of at least ⌈m/2⌉ rows, pays [`Self::prior_floor`]
     /// on top (it splits or is a leaf; either way its prior costs something once it must hold
     /// two distinct rows).
+    #[inline(always)]
     fn children(&self, d: u32, a: u64, b: u64) -> f64 {
         -self.model.log_likelihood_perfect_two(a, b) + self.prior_floor(d + 1, (a + b).div_ceil(2))
     }
@@ -204,6 +207,7 @@ impl<'m> CountBound<'m> {
     /// likelihood: with more rows than the largest group of identical rows it is splittable, so
     /// as a leaf it pays the leaf prior, and as a split the split prior and `φ(m)`; with fewer,
     /// nothing is certain. Nondecreasing in `m`.
+    #[inline(always)]
     fn prior_floor(&self, d: u32, m: u64) -> f64 {
         if m <= self.largest_group {
             return 0.0;
@@ -242,6 +246,7 @@ impl<'m> CountBound<'m> {
     }
 
     /// `g(d, a, b)`: a lower bound on the cost of any subtree at depth `d` with counts `(a, b)`.
+    #[inline(always)]
     pub fn subtree(&self, d: u32, a: u64, b: u64) -> f64 {
         if d <= MAX_DEPTH && (a as usize) <= self.max_a && (b as usize) <= self.max_b {
             self.table[d as usize][a as usize * (self.max_b + 1) + b as usize]
@@ -252,7 +257,7 @@ impl<'m> CountBound<'m> {
 
     /// [`Self::subtree`] for a subproblem known to be divided by at least `n_valid` features:
     /// its leaf surely pays the leaf prior and a split pays at least `ln n_valid`.
-    #[inline]
+    #[inline(always)]
     pub fn subtree_divided(&self, d: u32, a: u64, b: u64, n_valid: usize) -> f64 {
         if n_valid == 0 {
             return self.subtree(d, a, b);

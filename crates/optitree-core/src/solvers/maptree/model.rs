@@ -129,6 +129,7 @@ impl Posterior {
     }
 
     /// `ln p_split(d) = ln α − β ln(d + 1)`.
+    #[inline]
     pub fn log_split(&self, depth: u32) -> f64 {
         if let Some(&v) = self
             .tables
@@ -141,6 +142,7 @@ impl Posterior {
     }
 
     /// `ln p_leaf` of a splittable node at `depth` (an unsplittable one has 0).
+    #[inline]
     pub fn log_leaf_splittable(&self, depth: u32) -> f64 {
         if let Some(&v) = self
             .tables
@@ -153,6 +155,7 @@ impl Posterior {
     }
 
     /// `ln k`, from the table when there is one.
+    #[inline]
     pub fn ln_count(&self, k: usize) -> f64 {
         match self.tables.as_ref().and_then(|t| t.ln.get(k)) {
             Some(&v) => v,
