@@ -22,7 +22,7 @@ pub fn has_vector_popcount() -> bool {
 /// popcount, and which runs the latter when the processor has it and the first argument spans
 /// at least [`WIDE_WORDS`] words.
 macro_rules! vectorised {
-    ($(#[$doc:meta])* pub fn $name:ident($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) -> $ret:ty $body:block) => {
+    ($(#[$doc:meta])* pub fn $name:ident($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty $body:block) => {
         $(#[$doc])*
         pub fn $name($first: $first_ty $(, $arg: $ty)*) -> $ret {
             #[inline(always)]
@@ -65,6 +65,27 @@ vectorised! {
         for (count, other) in out.iter_mut().zip(others.chunks_exact(column.len())) {
             let both = column.iter().zip(other);
             *count = both.map(|(a, b)| (a & b).count_ones()).sum();
+        }
+    }
+}
+
+vectorised! {
+    /// [`intersection_counts2`] of `rows` with every column of `columns` (and `class`), written
+    /// into `out` (one entry per column): one dispatch for all of them.
+    pub fn intersection_counts2_each(
+        rows: &[u64],
+        columns: &[&[u64]],
+        class: &[u64],
+        out: &mut [(u64, u64)],
+    ) -> () {
+        for (counts, column) in out.iter_mut().zip(columns) {
+            let (mut n, mut c) = (0u64, 0u64);
+            for ((&r, &o), &k) in rows.iter().zip(*column).zip(class) {
+                let w = r & o;
+                n += u64::from(w.count_ones());
+                c += u64::from((w & k).count_ones());
+            }
+            *counts = (n, c);
         }
     }
 }

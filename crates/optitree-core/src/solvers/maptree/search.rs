@@ -20,7 +20,7 @@ use super::count_bound::{largest_group, CountBound, ValidFloor};
 use super::graph::{Graph, SubsetHasher, DEFERRED, NONE};
 use super::model::Posterior;
 use super::small::{SmallProblem, SMALL_ROWS};
-use crate::data::popcount::{intersection_counts, intersection_counts2};
+use crate::data::popcount::{intersection_counts, intersection_counts2, intersection_counts2_each};
 use crate::data::{Bitset, Dataset};
 use crate::search::{Budget, ProgressBoard, Snapshot, Status};
 
@@ -66,6 +66,9 @@ pub struct Search<'a> {
     pub first_splits: usize,
     /// Reused by every fresh lookup: the class counts of each valid feature's `= 1` side.
     scratch_children: Vec<(u64, u64)>,
+    /// Reused by every fresh lookup: the candidates' columns and their counts.
+    scratch_columns: Vec<&'a [u64]>,
+    scratch_counts: Vec<(u64, u64)>,
     /// Reused by every fresh lookup.
     scratch_floor: ValidFloor,
     /// Fast mode, two classes: the pair-pass work (`FLOOR_WORK`; tests change it) from which a
@@ -74,23 +77,29 @@ pub struct Search<'a> {
 }
 
 /// For every feature of `candidates` that divides `rows` (`total` of them), in order, the class
-/// counts `(class 0, class 1)` of its `= 1` side: one pass over the words per feature.
-fn one_side_counts(
-    data: &Dataset,
+/// counts `(class 0, class 1)` of its `= 1` side: one pass over the words per feature, all in
+/// one call (`columns` and `counts` are scratch space).
+fn one_side_counts<'d>(
+    data: &'d Dataset,
     rows: &Bitset,
     total: u64,
     candidates: &[usize],
+    (columns, counts): (&mut Vec<&'d [u64]>, &mut Vec<(u64, u64)>),
     out: &mut Vec<(u64, u64)>,
 ) {
-    out.clear();
+    columns.clear();
+    columns.extend(candidates.iter().map(|&f| data.rows_with(f, 1).words()));
+    counts.clear();
+    counts.resize(candidates.len(), (0, 0));
     let class1 = data.rows_of_class(1).words();
-    let rows = rows.words();
-    for &f in candidates {
-        let (n1, b1) = intersection_counts2(rows, data.rows_with(f, 1).words(), class1);
-        if n1 > 0 && n1 < total {
-            out.push((n1 - b1, b1));
-        }
-    }
+    intersection_counts2_each(rows.words(), columns, class1, counts);
+    out.clear();
+    out.extend(
+        counts
+            .iter()
+            .filter(|&&(n1, _)| n1 > 0 && n1 < total)
+            .map(|&(n1, b1)| (n1 - b1, b1)),
+    );
 }
 
 /// What one pass over the pairs of a node's dividing features tells about its splits, feature
@@ -150,6 +159,8 @@ impl<'a> Search<'a> {
             count_bound,
             first_splits: FIRST_SPLITS,
             scratch_children: Vec::new(),
+            scratch_columns: Vec::new(),
+            scratch_counts: Vec::new(),
             scratch_floor: ValidFloor::default(),
             floor_work: FLOOR_WORK,
         }
@@ -741,7 +752,8 @@ impl<'a> Search<'a> {
             let (lb, n_valid) = match &self.count_bound {
                 Some(bound) => {
                     let mut children = std::mem::take(&mut self.scratch_children);
-                    one_side_counts(data, rows, total, candidates, &mut children);
+                    let scratch = (&mut self.scratch_columns, &mut self.scratch_counts);
+                    one_side_counts(data, rows, total, candidates, scratch, &mut children);
                     let parent = (counts[0], counts[1]);
                     let lb = bound.fresh(depth, parent, &children, &mut self.scratch_floor);
                     let n_valid = children.len();
