@@ -131,6 +131,12 @@ mod tests {
                     "width {width}"
                 );
             }
+            let columns: Vec<&[u64]> = others.chunks_exact(width).collect();
+            let mut each = vec![(0, 0); columns.len()];
+            intersection_counts2_each(&column, &columns, &class, &mut each);
+            for (counts, other) in each.iter().zip(&columns) {
+                assert_eq!(*counts, intersection_counts2(&column, other, &class));
+            }
         }
     }
 }
