@@ -61,7 +61,15 @@ pub struct ValidFloor {
     /// `x` up to `total / 2` (no smaller side is larger). A counting table rather than a sorted
     /// list: a fresh node queries it twice per feature, and a table lookup beats a binary search.
     at_most: Vec<u32>,
+    /// Scratch for [`Self::larger_child_floors`]: `(smaller side << 32) | feature`, and its
+    /// answer.
+    keys: Vec<u64>,
+    larger: Vec<u32>,
 }
+
+/// Table entries per feature below which [`ValidFloor::larger_child_floors`] counts with the
+/// table rather than by sorting (a sort of ~100 keys beats a 4,000-entry table).
+const TABLE_PER_FEATURE: u64 = 8;
 
 impl ValidFloor {
     /// The floor for a node of `total` rows whose dividing features have `= 1` sides of the
@@ -87,6 +95,47 @@ impl ValidFloor {
             running += *count;
             *count = running;
         }
+    }
+
+    /// [`Self::of_subset`] of the larger child of a split on each feature of a node of `total`
+    /// rows (by the sizes of the features' `= 1` sides, in order), into `out`; the smaller
+    /// child's is always 0. The floor of the larger child is the number of features whose
+    /// smaller side is larger than the split's, so the features' own ranks give it: by sorting
+    /// where the node is large next to its features (the table was 9% of mushroom's search,
+    /// ~4,000 entries a fresh node for ~100 features), else by the table.
+    pub fn larger_child_floors(&mut self, total: u64, ones: impl Iterator<Item = u64>) -> &[u32] {
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        let smaller = ones.map(|n1| n1.min(total - n1));
+        keys.extend(smaller.enumerate().map(|(i, s)| (s << 32) | i as u64));
+        let n = keys.len();
+        self.larger.clear();
+        self.larger.resize(n, 0);
+        if total / 2 < TABLE_PER_FEATURE * n as u64 {
+            self.reset(total, keys.iter().map(|&key| key >> 32));
+            for (i, &key) in keys.iter().enumerate() {
+                self.larger[i] = self.of_subset(total - (key >> 32)) as u32;
+            }
+        } else {
+            keys.sort_unstable();
+            // From the largest smaller side down: each group of equal sides gets the number of
+            // features above it.
+            let (mut above, mut end) = (0, n);
+            while end > 0 {
+                let side = keys[end - 1] >> 32;
+                let mut start = end - 1;
+                while start > 0 && keys[start - 1] >> 32 == side {
+                    start -= 1;
+                }
+                for &key in &keys[start..end] {
+                    self.larger[(key & 0xFFFF_FFFF) as usize] = above;
+                }
+                above += (end - start) as u32;
+                end = start;
+            }
+        }
+        self.keys = keys;
+        &self.larger
     }
 
     /// At least this many features divide every subset of `size` rows of the node.
@@ -301,29 +350,35 @@ impl<'m> CountBound<'m> {
         if n_valid == 0 {
             return perfect_split;
         }
-        floor.reset(a + b, children.iter().map(|&(a1, b1)| a1 + b1));
-        let children = children.iter().copied();
+        let sizes = children.iter().map(|&(a1, b1)| a1 + b1);
+        let larger = floor.larger_child_floors(a + b, sizes);
         // Both are lower bounds; the look-ahead is usually far tighter.
-        perfect_split.max(self.look_ahead(depth, (a, b), children, n_valid, floor))
+        perfect_split.max(self.look_ahead(depth, (a, b), children, n_valid, larger))
     }
 
     /// Lower bound of a fresh splittable node at `depth` with counts `(a, b)`: its own leaf, or
     /// its cheapest real split (`children`: the counts of each valid feature's `= 1` side) with
-    /// both children bounded by counts and by the features `floor` says must divide them.
+    /// both children bounded by counts and by the features that must divide them (`larger`:
+    /// [`ValidFloor::larger_child_floors`]; the smaller child's floor is 0).
     pub fn look_ahead(
         &self,
         depth: u32,
         (a, b): (u64, u64),
-        children: impl Iterator<Item = (u64, u64)>,
+        children: &[(u64, u64)],
         n_valid: usize,
-        floor: &ValidFloor,
+        larger: &[u32],
     ) -> f64 {
         let leaf = -(self.model.log_leaf_splittable(depth) + self.model.log_likelihood_two(a, b));
         let mut best = f64::INFINITY;
-        for (a1, b1) in children {
+        for (&(a1, b1), &floor) in children.iter().zip(larger) {
             let (a0, b0) = (a - a1, b - b1);
-            let v = self.subtree_divided(depth + 1, a1, b1, floor.of_subset(a1 + b1))
-                + self.subtree_divided(depth + 1, a0, b0, floor.of_subset(a0 + b0));
+            let one_larger = a1 + b1 >= a0 + b0;
+            let (floor1, floor0) = match one_larger {
+                true => (floor as usize, 0),
+                false => (0, floor as usize),
+            };
+            let v = self.subtree_divided(depth + 1, a1, b1, floor1)
+                + self.subtree_divided(depth + 1, a0, b0, floor0);
             if v < best {
                 best = v;
             }

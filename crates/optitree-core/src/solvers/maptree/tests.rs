@@ -313,18 +313,18 @@ fn count_bound_and_look_ahead_are_admissible() {
             if valid.is_empty() {
                 continue;
             }
-            let children = valid.iter().map(|&g| {
-                let ones = data.rows_with(g, 1);
-                let b1 = rows.intersection_count3(ones, data.rows_of_class(1));
-                (rows.intersection_count(ones) - b1, b1)
-            });
-            let floor = ValidFloor::new(
-                total,
-                valid
-                    .iter()
-                    .map(|&g| rows.intersection_count(data.rows_with(g, 1))),
-            );
-            let look = bound.look_ahead(depth, (c[0], c[1]), children, valid.len(), &floor);
+            let children: Vec<(u64, u64)> = valid
+                .iter()
+                .map(|&g| {
+                    let ones = data.rows_with(g, 1);
+                    let b1 = rows.intersection_count3(ones, data.rows_of_class(1));
+                    (rows.intersection_count(ones) - b1, b1)
+                })
+                .collect();
+            let mut floor = ValidFloor::default();
+            let sizes = children.iter().map(|&(a1, b1)| a1 + b1);
+            let larger = floor.larger_child_floors(total, sizes);
+            let look = bound.look_ahead(depth, (c[0], c[1]), &children, valid.len(), larger);
             assert!(
                 look <= exact,
                 "case {case}: look-ahead {look} > optimum {exact}"
@@ -640,5 +640,29 @@ fn subset_hashes_of_two_children_come_from_one_pass() {
             }
         }
         node = node.and(data.rows_with(f, v));
+    }
+}
+
+/// `larger_child_floors` gives each split's larger child the floor `of_subset` gives it, and the
+/// smaller child's is 0, both where it counts with the table (small nodes) and by sorting.
+#[test]
+fn larger_child_floors_match_the_floor_of_each_child() {
+    use super::count_bound::ValidFloor;
+    let mut rng = crate::search::SplitMix::new(97);
+    let mut scratch = ValidFloor::default();
+    for case in 0..400 {
+        let total = 2 + rng.below(if case % 2 == 0 { 40 } else { 5_000 }) as u64;
+        let n = 1 + rng.below(60);
+        // Sides of 1..total-1 rows, with repeats (equal smaller sides share a floor).
+        let ones: Vec<u64> = (0..n)
+            .map(|_| 1 + rng.below(total as usize - 1) as u64)
+            .collect();
+        let reference = ValidFloor::new(total, ones.iter().copied());
+        let larger = scratch.larger_child_floors(total, ones.iter().copied());
+        for (&one, &floor) in ones.iter().zip(larger) {
+            let (big, small) = (one.max(total - one), one.min(total - one));
+            assert_eq!(floor as usize, reference.of_subset(big), "case {case}");
+            assert_eq!(reference.of_subset(small), 0, "case {case}");
+        }
     }
 }
