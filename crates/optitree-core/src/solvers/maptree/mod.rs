@@ -8,13 +8,15 @@
 //! - [`graph`]: OR/AND node arenas, expansion records and the exact-subset cache;
 //! - [`search`]: the reference-order search with its three defects fixed, and the fast mode;
 //! - [`count_bound`]: the fast mode's bounds from class counts; [`small`]: its exact solver for
-//!   small nodes.
+//!   small nodes; [`quadrants`]: the pairs of features whose counts on a subset follow from
+//!   others.
 //!
 //! The data are binary features (codes 0/1) and any number of classes.
 
 pub mod count_bound;
 pub mod graph;
 pub mod model;
+pub mod quadrants;
 pub mod search;
 pub mod small;
 

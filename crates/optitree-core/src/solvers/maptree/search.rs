@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use super::count_bound::{largest_group, CountBound, ValidFloor};
 use super::graph::{Graph, SubsetHasher, DEFERRED, NONE};
 use super::model::Posterior;
+use super::quadrants::EmptyQuadrants;
 use super::small::{SmallProblem, SMALL_ROWS};
 use crate::data::popcount::{intersection_counts, intersection_counts2, intersection_counts2_each};
 use crate::data::{Bitset, Dataset};
@@ -66,9 +67,11 @@ pub struct Search<'a> {
     pub first_splits: usize,
     /// Reused by every fresh lookup: the class counts of each valid feature's `= 1` side.
     scratch_children: Vec<(u64, u64)>,
-    /// Reused by every fresh lookup: the candidates' columns and their counts.
+    /// Reused by every fresh lookup: the columns it counts, and their counts.
     scratch_columns: Vec<&'a [u64]>,
     scratch_counts: Vec<(u64, u64)>,
+    /// Fast mode, two classes: pairs of features whose counts on a subset follow from others.
+    pub(super) quadrants: Option<EmptyQuadrants>,
     /// Reused by every fresh lookup.
     scratch_floor: ValidFloor,
     /// Fast mode, two classes: the pair-pass work (`FLOOR_WORK`; tests change it) from which a
@@ -76,30 +79,63 @@ pub struct Search<'a> {
     pub floor_work: usize,
 }
 
-/// For every feature of `candidates` that divides `rows` (`total` of them), in order, the class
-/// counts `(class 0, class 1)` of its `= 1` side: one pass over the words per feature, all in
-/// one call (`columns` and `counts` are scratch space).
+/// How a child subproblem was reached: the node's split `(feature, side)`, the node's dividing
+/// features with the class counts of their `= 1` sides (the child's candidates), and the node's
+/// class counts.
+#[derive(Clone, Copy)]
+struct Parent<'p> {
+    split: (usize, usize),
+    ones: &'p [(usize, Vec<u64>)],
+    counts: (u64, u64),
+}
+
+/// For every feature of `candidates` that divides `rows` (class counts `child`), the class
+/// counts `(class 0, class 1)` of its `= 1` side. Those that `known` (the empty quadrants, and
+/// how `rows` was reached) decide are not counted; the rest take one pass over the words each,
+/// all in one call.
 fn one_side_counts<'d>(
     data: &'d Dataset,
     rows: &Bitset,
-    total: u64,
-    candidates: &[usize],
+    (candidates, child): (&[usize], (u64, u64)),
+    known: Option<(&EmptyQuadrants, Parent<'_>)>,
     (columns, counts): (&mut Vec<&'d [u64]>, &mut Vec<(u64, u64)>),
     out: &mut Vec<(u64, u64)>,
 ) {
+    // The decided sides first, then the counted ones: the look-ahead does not mind the order.
+    out.clear();
     columns.clear();
-    columns.extend(candidates.iter().map(|&f| data.rows_with(f, 1).words()));
+    let Some((quadrants, parent)) = known else {
+        columns.extend(candidates.iter().map(|&g| data.rows_with(g, 1).words()));
+        return count_sides(data, rows, child, columns, counts, out);
+    };
+    for (&g, (feature, node_ones)) in candidates.iter().zip(parent.ones) {
+        debug_assert_eq!(*feature, g, "the candidates are the node's features");
+        let node_ones = (node_ones[0], node_ones[1]);
+        match quadrants.child_side(parent.split, g, parent.counts, child, node_ones) {
+            Some(sides) => out.push(sides),
+            None => columns.push(data.rows_with(g, 1).words()),
+        }
+    }
+    count_sides(data, rows, child, columns, counts, out);
+}
+
+/// The rest of [`one_side_counts`]: counts the sides of `columns`, appends them to `out`, and
+/// keeps the features that divide the rows.
+fn count_sides(
+    data: &Dataset,
+    rows: &Bitset,
+    child: (u64, u64),
+    columns: &[&[u64]],
+    counts: &mut Vec<(u64, u64)>,
+    out: &mut Vec<(u64, u64)>,
+) {
     counts.clear();
-    counts.resize(candidates.len(), (0, 0));
+    counts.resize(columns.len(), (0, 0));
     let class1 = data.rows_of_class(1).words();
     intersection_counts2_each(rows.words(), columns, class1, counts);
-    out.clear();
-    out.extend(
-        counts
-            .iter()
-            .filter(|&&(n1, _)| n1 > 0 && n1 < total)
-            .map(|&(n1, b1)| (n1 - b1, b1)),
-    );
+    out.extend(counts.iter().map(|&(n1, b1)| (n1 - b1, b1)));
+    let total = child.0 + child.1;
+    out.retain(|&(c0, c1)| c0 + c1 > 0 && c0 + c1 < total);
 }
 
 /// What one pass over the pairs of a node's dividing features tells about its splits, feature
@@ -143,6 +179,7 @@ impl<'a> Search<'a> {
         let ub = model.leaf_cost(0, true, &counts);
         let count_bound = (small_rows > 0 && counts.len() == 2)
             .then(|| CountBound::new(model, largest_group(data), counts[0], counts[1]));
+        let quadrants = count_bound.as_ref().and_then(|_| EmptyQuadrants::new(data));
         Search {
             graph: Graph::new(data, lb, ub),
             model,
@@ -161,6 +198,7 @@ impl<'a> Search<'a> {
             scratch_children: Vec::new(),
             scratch_columns: Vec::new(),
             scratch_counts: Vec::new(),
+            quadrants,
             scratch_floor: ValidFloor::default(),
             floor_work: FLOOR_WORK,
         }
@@ -525,7 +563,13 @@ impl<'a> Search<'a> {
             for (side, hash) in [(1usize, hashes[2 * k]), (0, hashes[2 * k + 1])] {
                 rows.and_into(data.rows_with(f, side), &mut side_rows);
                 debug_assert_eq!(hash, self.graph.hasher.hash(&side_rows, depth + 1));
-                found[side] = self.lookup_hashed(&side_rows, depth + 1, &features, hash);
+                let parent = Parent {
+                    split: (f, side),
+                    ones: &ones,
+                    counts: (counts[0], counts[1]),
+                };
+                found[side] =
+                    self.lookup_hashed(&side_rows, depth + 1, &features, hash, Some(parent));
             }
             let (lb0, ub0) = found[0].bounds(&self.graph);
             let (lb1, ub1) = found[1].bounds(&self.graph);
@@ -741,16 +785,18 @@ impl<'a> Search<'a> {
     /// only by features that divide its parent.
     fn lookup(&mut self, rows: &Bitset, depth: u32, candidates: &[usize]) -> Child {
         let hash = self.graph.hasher.hash(rows, depth);
-        self.lookup_hashed(rows, depth, candidates, hash)
+        self.lookup_hashed(rows, depth, candidates, hash, None)
     }
 
-    /// [`Self::lookup`] with the subset's hash already computed.
+    /// [`Self::lookup`] with the subset's hash already computed; `parent`, how the rows were
+    /// reached (then `candidates` are its features), spares counting what it decides.
     fn lookup_hashed(
         &mut self,
         rows: &Bitset,
         depth: u32,
         candidates: &[usize],
         hash: u64,
+        parent: Option<Parent<'_>>,
     ) -> Child {
         if let Some(found) = self.graph.find(rows, depth, hash) {
             return Child::Existing(found);
@@ -764,8 +810,17 @@ impl<'a> Search<'a> {
             let (lb, n_valid) = match &self.count_bound {
                 Some(bound) => {
                     let mut children = std::mem::take(&mut self.scratch_children);
+                    let known = self.quadrants.as_ref().zip(parent);
+                    let child = (counts[0], counts[1]);
                     let scratch = (&mut self.scratch_columns, &mut self.scratch_counts);
-                    one_side_counts(data, rows, total, candidates, scratch, &mut children);
+                    one_side_counts(
+                        data,
+                        rows,
+                        (candidates, child),
+                        known,
+                        scratch,
+                        &mut children,
+                    );
                     let parent = (counts[0], counts[1]);
                     let lb = bound.fresh(depth, parent, &children, &mut self.scratch_floor);
                     let n_valid = children.len();

@@ -666,3 +666,56 @@ fn larger_child_floors_match_the_floor_of_each_child() {
         }
     }
 }
+
+/// `n` rows of eight binary columns with every kind of empty quadrant: a one-hot attribute
+/// (columns 0-2, values that exclude each other), a column and its complement (3, 4), a value
+/// nested in another (5 within 0), a column that covers the data with another (6 with 1), and
+/// noise (7); labels follow columns 0 and 3 with one in eight flipped.
+pub(super) fn one_hot_data(rng: &mut crate::search::SplitMix, n: usize) -> Dataset {
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for _ in 0..n {
+        let colour = rng.below(3);
+        let size = rng.below(2) as u32;
+        let rare = u32::from(colour == 0 && rng.below(4) == 0);
+        let either = u32::from(colour != 1 || rng.below(2) == 0);
+        let noise = rng.below(2) as u32;
+        let first = u32::from(colour == 0);
+        x.extend([first, u32::from(colour == 1), u32::from(colour == 2)]);
+        x.extend([size, 1 - size, rare, either, noise]);
+        y.push((first & size) ^ u32::from(rng.below(8) == 0));
+    }
+    Dataset::new(&x, 8, &y, Some(&[2; 8]), Some(2), None).unwrap()
+}
+
+/// Counts decided by the empty quadrants leave the search as it was: same bounds after every
+/// number of expansions, same graph, and the same proven optimum.
+#[test]
+fn empty_quadrants_leave_the_search_unchanged() {
+    let mut rng = crate::search::SplitMix::new(31);
+    let data = one_hot_data(&mut rng, 1_100);
+    let mut model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
+    model.tabulate(1_100, 8, 64);
+    for k in [50, 400, 100_000] {
+        let run = |with_quadrants: bool| {
+            let mut search = Search::new(&data, &model, small::SMALL_ROWS);
+            assert!(search.quadrants.is_some(), "18 words: the table is built");
+            if !with_quadrants {
+                search.quadrants = None;
+            }
+            search.floor_work = 0;
+            let status = search.run(&Budget::unlimited(), Some(k), None);
+            (
+                status,
+                search.bounds(),
+                search.graph.or.len(),
+                search.expansions,
+            )
+        };
+        let with = run(true);
+        assert_eq!(with, run(false), "{k} expansions");
+        if k == 100_000 {
+            assert_eq!(with.0, Status::Optimal);
+        }
+    }
+}
