@@ -111,6 +111,7 @@ pub fn solve(
     stats.set_count("repairs", search.repairs);
     stats.set_count("exact_closures", search.exact_closures);
     stats.set_count("pruned_splits", search.pruned_splits);
+    stats.set_count("shed_splits", search.shed_splits);
     stats.set_count("deferred_splits", search.deferred_splits);
     stats.set_count("reexpansions", search.reexpansions);
     stats.set_count("evaluated_splits", search.evaluated_splits);

@@ -99,7 +99,7 @@ mod tests {
     fn decided_counts_are_the_counts() {
         let mut rng = crate::search::SplitMix::new(29);
         let n = 1_200;
-        let data = super::super::tests::one_hot_data(&mut rng, n);
+        let data = super::super::tests::one_hot_data(&mut rng, n, 0);
         let quadrants = EmptyQuadrants::new(&data).expect("19 words, 8 features");
         let class = |rows: &Bitset| {
             let b = rows.intersection_count(data.rows_of_class(1));

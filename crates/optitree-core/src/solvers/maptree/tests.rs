@@ -667,11 +667,11 @@ fn larger_child_floors_match_the_floor_of_each_child() {
     }
 }
 
-/// `n` rows of eight binary columns with every kind of empty quadrant: a one-hot attribute
-/// (columns 0-2, values that exclude each other), a column and its complement (3, 4), a value
-/// nested in another (5 within 0), a column that covers the data with another (6 with 1), and
-/// noise (7); labels follow columns 0 and 3 with one in eight flipped.
-pub(super) fn one_hot_data(rng: &mut crate::search::SplitMix, n: usize) -> Dataset {
+/// `n` rows of `8 + noise` binary columns with every kind of empty quadrant: a one-hot
+/// attribute (columns 0-2, values that exclude each other), a column and its complement (3, 4),
+/// a value nested in another (5 within 0), a column that covers the data with another (6 with
+/// 1), then noise; labels follow columns 0 and 3 with one in eight flipped.
+pub(super) fn one_hot_data(rng: &mut crate::search::SplitMix, n: usize, noise: usize) -> Dataset {
     let mut x = Vec::new();
     let mut y = Vec::new();
     for _ in 0..n {
@@ -679,13 +679,14 @@ pub(super) fn one_hot_data(rng: &mut crate::search::SplitMix, n: usize) -> Datas
         let size = rng.below(2) as u32;
         let rare = u32::from(colour == 0 && rng.below(4) == 0);
         let either = u32::from(colour != 1 || rng.below(2) == 0);
-        let noise = rng.below(2) as u32;
         let first = u32::from(colour == 0);
         x.extend([first, u32::from(colour == 1), u32::from(colour == 2)]);
-        x.extend([size, 1 - size, rare, either, noise]);
+        x.extend([size, 1 - size, rare, either, rng.below(2) as u32]);
+        x.extend((0..noise).map(|_| rng.below(2) as u32));
         y.push((first & size) ^ u32::from(rng.below(8) == 0));
     }
-    Dataset::new(&x, 8, &y, Some(&[2; 8]), Some(2), None).unwrap()
+    let f = 8 + noise;
+    Dataset::new(&x, f, &y, Some(&vec![2; f]), Some(2), None).unwrap()
 }
 
 /// Counts decided by the empty quadrants leave the search as it was: same bounds after every
@@ -693,7 +694,7 @@ pub(super) fn one_hot_data(rng: &mut crate::search::SplitMix, n: usize) -> Datas
 #[test]
 fn empty_quadrants_leave_the_search_unchanged() {
     let mut rng = crate::search::SplitMix::new(31);
-    let data = one_hot_data(&mut rng, 1_100);
+    let data = one_hot_data(&mut rng, 1_100, 0);
     let mut model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
     model.tabulate(1_100, 8, 64);
     for k in [50, 400, 100_000] {
@@ -718,4 +719,29 @@ fn empty_quadrants_leave_the_search_unchanged() {
             assert_eq!(with.0, Status::Optimal);
         }
     }
+}
+
+/// Near its memory limit the search sheds splits (leaves them behind the deferred bound), grows
+/// a smaller graph and still proves the same optimum.
+#[test]
+fn shedding_splits_near_the_memory_limit_keeps_the_optimum() {
+    use crate::search::CancelFlag;
+    let mut rng = crate::search::SplitMix::new(37);
+    let data = one_hot_data(&mut rng, 1_100, 8);
+    let mut model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
+    model.tabulate(1_100, 16, 64);
+    let mut free = Search::new(&data, &model, small::SMALL_ROWS);
+    assert_eq!(free.run(&Budget::unlimited(), None, None), Status::Optimal);
+    assert_eq!(free.shed_splits, 0, "no limit, nothing shed");
+    let needed = free.graph.memory();
+    // The unlimited graph's size as the limit: shedding starts at half of it.
+    let budget = Budget::new(None, None, Some(needed), CancelFlag::new()).unwrap();
+    let mut tight = Search::new(&data, &model, small::SMALL_ROWS);
+    assert_eq!(tight.run(&budget, None, None), Status::Optimal);
+    assert!(tight.shed_splits > 0, "the limit was near enough to shed");
+    assert!(
+        tight.graph.memory() < needed,
+        "shedding kept the graph smaller"
+    );
+    assert_eq!(tight.bounds(), free.bounds());
 }
