@@ -59,7 +59,10 @@ class MAPTreeClassifier(BaseTreeClassifier):
         Seconds, counted from the start of ``fit`` (preparing the data included); the best tree
         so far comes back with status ``time_limit``.
     memory_limit : int or None
-        Bytes for the search graph; status ``memory_limit`` when reached.
+        Bytes for the search graph; status ``memory_limit`` when reached. In the fast mode the
+        graph grows more slowly from half the limit on: an expansion keeps only its most
+        promising splits and looks the others up again if they are ever needed, trading time
+        for memory (``statistics_['shed_splits']`` counts them).
     verbose : int, default=0
         Print progress (expansions, bounds, memory) to stderr about twice a second.
     mode : {"fast", "reference"}, default="fast"
