@@ -146,8 +146,9 @@ fn count_sides(
 /// `used` bytes of its memory limit: all of them up to half the limit, then fewer and fewer (the
 /// rest wait behind the node's deferred bound, to be looked up again if it is ever reached).
 /// Graph growth slows as the limit nears instead of stopping the search: within 768 MiB, heart
-/// ran 60 s instead of stopping at 31 s (lower bound 138.7 -> 144.4), and mushroom's graph at
-/// 30 s took a quarter of the memory when keeping 8.
+/// ran 60 s instead of stopping at 31 s (lower bound 138.75 -> 144.80). Shedding costs time (a
+/// shed split's fresh children are counted again when it is looked up again: keeping 8 from the
+/// start, mushroom's bound at 30 s was 113.8 instead of 118.7), hence only from half the limit.
 fn splits_to_keep(used: usize, limit: Option<usize>) -> usize {
     let Some(limit) = limit else {
         return usize::MAX;
@@ -566,8 +567,8 @@ impl<'a> Search<'a> {
         let mut side_rows = Bitset::empty(rows.len());
         let next = order.len().min(quota);
         // The children's cache lookups, hashed first and prefetched in two waves (cache slots,
-        // then the nodes they name) so that their cache misses overlap.
-        // One pass per split: the `= 0` child's linear sum is the node's minus the other's.
+        // then the nodes they name) so that their cache misses overlap. One pass per split: the
+        // `= 0` child's linear sum is the node's minus the `= 1` child's.
         let hasher = &self.graph.hasher;
         let node_sum = hasher.sum(rows);
         let mut hashes = Vec::with_capacity(2 * next);
