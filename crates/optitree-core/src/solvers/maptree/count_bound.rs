@@ -59,7 +59,8 @@ pub struct ValidFloor {
     n: usize,
     /// `at_most[x]`: how many of those features have a smaller side of at most `x` rows, for
     /// `x` up to `total / 2` (no smaller side is larger). A counting table rather than a sorted
-    /// list: a fresh node queries it twice per feature, and a table lookup beats a binary search.
+    /// list: an expansion that ranks with floors queries it twice per feature, and a table
+    /// lookup beats a binary search.
     at_most: Vec<u32>,
     /// Scratch for [`Self::larger_child_floors`]: `(smaller side << 32) | feature`, and its
     /// answer.
@@ -98,8 +99,8 @@ impl ValidFloor {
     }
 
     /// [`Self::of_subset`] of the larger child of a split on each feature of a node of `total`
-    /// rows (by the sizes of the features' `= 1` sides, in order), into `out`; the smaller
-    /// child's is always 0. The floor of the larger child is the number of features whose
+    /// rows (by the sizes of the features' `= 1` sides, in order); the smaller child's is
+    /// always 0. The floor of the larger child is the number of features whose
     /// smaller side is larger than the split's, so the features' own ranks give it: by sorting
     /// where the node is large next to its features (the table was 9% of mushroom's search,
     /// ~4,000 entries a fresh node for ~100 features), else by the table.
