@@ -351,10 +351,20 @@ impl<'m> CountBound<'m> {
         if n_valid == 0 {
             return perfect_split;
         }
+        if self.splittable_leaf(depth, a, b) <= perfect_split {
+            // The look-ahead never exceeds the leaf (12% of heart's fresh nodes, fewer on wide
+            // data): it cannot raise this bound.
+            return perfect_split;
+        }
         let sizes = children.iter().map(|&(a1, b1)| a1 + b1);
         let larger = floor.larger_child_floors(a + b, sizes);
         // Both are lower bounds; the look-ahead is usually far tighter.
         perfect_split.max(self.look_ahead(depth, (a, b), children, n_valid, larger))
+    }
+
+    /// The cost of a leaf at `depth` with counts `(a, b)` that some feature divides.
+    fn splittable_leaf(&self, depth: u32, a: u64, b: u64) -> f64 {
+        -(self.model.log_leaf_splittable(depth) + self.model.log_likelihood_two(a, b))
     }
 
     /// Lower bound of a fresh splittable node at `depth` with counts `(a, b)`: its own leaf, or
@@ -369,7 +379,7 @@ impl<'m> CountBound<'m> {
         n_valid: usize,
         larger: &[u32],
     ) -> f64 {
-        let leaf = -(self.model.log_leaf_splittable(depth) + self.model.log_likelihood_two(a, b));
+        let leaf = self.splittable_leaf(depth, a, b);
         let mut best = f64::INFINITY;
         for (&(a1, b1), &floor) in children.iter().zip(larger) {
             let (a0, b0) = (a - a1, b - b1);
