@@ -696,8 +696,6 @@ impl<'a> Search<'a> {
     ) -> SplitFacts {
         let data = self.graph.data;
         let total = rows.count();
-        self.scratch_floor.reset(total, sizes.iter().copied());
-        let floor = &self.scratch_floor;
         let n = ones.len();
         let mut twin = vec![false; n];
         // Twins have equal smaller sides: sort by it (then by position) and compare within
@@ -727,9 +725,18 @@ impl<'a> Search<'a> {
                 }
             }
         }
+        // The larger child gets the floor, the smaller one none (as in the look-ahead).
+        let larger = self
+            .scratch_floor
+            .larger_child_floors(total, sizes.iter().copied());
+        let floor_if = |larger_side: bool, floor: u32| usize::from(larger_side) * floor as usize;
+        let sides = sizes.iter().zip(larger);
         SplitFacts {
-            zeros: sizes.iter().map(|&s| floor.of_subset(total - s)).collect(),
-            ones: sizes.iter().map(|&s| floor.of_subset(s)).collect(),
+            zeros: sides
+                .clone()
+                .map(|(&s, &f)| floor_if(total - s >= s, f))
+                .collect(),
+            ones: sides.map(|(&s, &f)| floor_if(s >= total - s, f)).collect(),
             twin,
         }
     }
@@ -863,8 +870,7 @@ impl<'a> Search<'a> {
                         scratch,
                         &mut children,
                     );
-                    let parent = (counts[0], counts[1]);
-                    let lb = bound.fresh(depth, parent, &children, &mut self.scratch_floor);
+                    let lb = bound.fresh(depth, child, &children, &mut self.scratch_floor);
                     let n_valid = children.len();
                     self.scratch_children = children;
                     (lb, n_valid)
