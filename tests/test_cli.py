@@ -197,6 +197,22 @@ def test_fit_branches_fewest_splits_option(capsys):
     assert_error(code, err, 2, "--fewest-splits", "maptree")
 
 
+def test_fit_maptree_options(capsys):
+    common = ("fit", "--dataset", "monks-1", "--algorithm", "maptree", "--quiet")
+    results = []
+    for n_jobs in ("1", "2"):
+        code, out, err = run(capsys, *common, "--max-expansions", "20", "--n-jobs", n_jobs)
+        assert code == 0, err
+        results.append(result_lines(out))
+    assert results[0]["status"] == "node_limit"
+    # Two threads search exactly as one does.
+    assert {k: v for k, v in results[0].items() if k != "time (s)"} == {
+        k: v for k, v in results[1].items() if k != "time (s)"
+    }
+    code, _, err = run(capsys, *common, "--n-jobs", "0")
+    assert_error(code, err, 2, "--n-jobs", "'0'")
+
+
 @pytest.mark.parametrize("fmt, marker", [("dot", "digraph Tree {"), ("json", '"format"')])
 def test_fit_formats(capsys, fmt, marker):
     code, out, _ = run(capsys, "fit", "--dataset", "monks-1", "--format", fmt)

@@ -951,6 +951,51 @@ def test_deterministic():
     )
 
 
+def test_two_threads_search_as_one_does(monkeypatch):
+    """``n_jobs=2`` hands half of each expansion's lookups to a second thread and changes
+    nothing: the same bounds, tree and statistics after a fixed number of expansions, on two
+    classes and on three (another bound), and the same proof."""
+    monkeypatch.setattr("optitree.maptree.available_cores", lambda: 2)  # even on one core
+    lymph_x, lymph_y = load_cp4im("lymph", return_X_y=True)
+    rng = np.random.default_rng(5)
+    three_x = rng.integers(0, 2, size=(300, 12))
+    three_y = (three_x[:, 0] + three_x[:, 1] * rng.integers(1, 3, size=300)) % 3
+    cases = [(lymph_x, lymph_y, 2_000), (lymph_x, lymph_y, None), (three_x, three_y, 200)]
+    statuses = []
+    for X, y, limit in cases:
+        fits = []
+        for n_jobs in (1, 2, -1):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NotProvenOptimalWarning)
+                clf = MAPTreeClassifier(max_expansions=limit, n_jobs=n_jobs).fit(X, y)
+            stats = {k: v for k, v in clf.statistics_.items() if k != "seconds"}
+            bounds = (clf.lower_bound_, clf.upper_bound_, clf.status_)
+            fits.append((bounds, clf.to_reference_string(), stats))
+        assert fits[0] == fits[1] == fits[2], limit
+        statuses.append(fits[0][0][2])
+    assert statuses == ["node_limit", "optimal", "node_limit"]
+
+
+def test_n_jobs_never_exceeds_the_cores(monkeypatch):
+    """On one core a second thread would spin against the search: one thread is used, with
+    the same result."""
+    seen = []
+    real = _core.fit_maptree
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["threads"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_core, "fit_maptree", spy)
+    X, y = load_cp4im("vote", return_X_y=True)
+    monkeypatch.setattr("optitree.maptree.available_cores", lambda: 1)
+    MAPTreeClassifier(n_jobs=-1).fit(X, y)
+    monkeypatch.setattr("optitree.maptree.available_cores", lambda: 8)
+    MAPTreeClassifier(n_jobs=8).fit(X, y)
+    MAPTreeClassifier(n_jobs=1).fit(X, y)
+    assert seen == [1, 2, 1]
+
+
 # ---------------------------------------------------------------------------------------------
 # Estimator conventions and non-binary input
 # ---------------------------------------------------------------------------------------------
@@ -968,6 +1013,7 @@ def test_get_params_and_clone():
         "time_limit",
         "memory_limit",
         "verbose",
+        "n_jobs",
     }
     assert params["alpha"] == 0.8 and params["rho"] == (1.0, 2.0)
     defaults = MAPTreeClassifier().get_params()
@@ -1077,6 +1123,8 @@ def test_boolean_and_dataframe_binary_columns_are_used_as_they_are():
         ({"max_expansions": 0}, "max_expansions"),
         ({"time_limit": -1}, "time_limit"),
         ({"memory_limit": 0}, "memory_limit"),
+        ({"n_jobs": -2}, "n_jobs"),
+        ({"n_jobs": 1.5}, "n_jobs"),
     ],
 )
 def test_bad_parameters(params, name):

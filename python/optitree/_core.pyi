@@ -44,6 +44,7 @@ def fit_maptree(
     memory_limit: int | None = None,
     progress: Any = None,
     fast: bool = False,
+    threads: int = 1,
 ) -> dict[str, Any]: ...
 def fit_proper(
     x: npt.NDArray[np.float64],

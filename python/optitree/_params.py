@@ -7,6 +7,7 @@ value received and what is allowed, and returns the value in canonical form.
 from __future__ import annotations
 
 import numbers
+import os
 import time
 from typing import Any
 
@@ -94,3 +95,19 @@ def time_left(time_limit: float | None, started: float) -> float | None:
 def check_time_limit(value: Any) -> float | None:
     """A positive number of seconds, or ``None`` for no limit."""
     return check_real("time_limit", value, low=0, low_open=True, allow_none=True)
+
+
+def check_n_jobs(value: Any) -> int:
+    """The thread count ``n_jobs`` asks for: ``-1`` is every core, ``0`` counts as 1."""
+    n_jobs = check_int("n_jobs", value, low=-1)
+    if n_jobs == -1:
+        return os.cpu_count() or 1
+    return max(n_jobs, 1)
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its affinity mask, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity masks (macOS, Windows)
+        return os.cpu_count() or 1

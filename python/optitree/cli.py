@@ -307,6 +307,15 @@ def positive_float_list(text: str) -> Any:
     return parts[0] if len(parts) == 1 else tuple(parts)
 
 
+def _n_jobs(text: str) -> int:
+    """argparse type: a thread count >= 1, or -1 for all cores."""
+    return _parse(text, int, "an integer", lambda v: v >= 1 or v == -1, "an integer >= 1 or -1")
+
+
+_N_JOBS = AlgorithmOption(
+    "--n-jobs", "n_jobs", _n_jobs, "threads, -1 for all cores (default 1)", "N"
+)
+
 _MAPTREE_OPTIONS = (
     _TIME_LIMIT,
     _BRANCHES_OPTIONS[4],  # --memory-limit
@@ -338,6 +347,7 @@ _MAPTREE_OPTIONS = (
         "stop after N expansions (status 'node_limit'; reproducible, unlike a time limit)",
         "N",
     ),
+    _N_JOBS,
 )
 
 
@@ -358,11 +368,6 @@ def _choice(*allowed: str) -> Callable[[str], str]:
         return text
 
     return parse
-
-
-def _n_jobs(text: str) -> int:
-    """argparse type: a thread count >= 1, or -1 for all cores."""
-    return _parse(text, int, "an integer", lambda v: v >= 1 or v == -1, "an integer >= 1 or -1")
 
 
 _PROPER_OPTIONS = (
@@ -394,7 +399,7 @@ _PROPER_OPTIONS = (
         "training loss: misclassification (default), gini or entropy",
         "L",
     ),
-    AlgorithmOption("--n-jobs", "n_jobs", _n_jobs, "threads, -1 for all cores (default 1)", "N"),
+    _N_JOBS,
     AlgorithmOption(
         "--side-assignment",
         "side_assignment",

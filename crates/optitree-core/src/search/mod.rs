@@ -4,6 +4,7 @@
 pub mod arena;
 pub mod budget;
 pub mod cache;
+pub mod fork;
 pub mod huge_pages;
 pub mod outcome;
 pub mod prefetch;
@@ -15,6 +16,7 @@ pub mod tagged_ids;
 pub use arena::Arena;
 pub use budget::{Budget, CancelFlag};
 pub use cache::BoundedCache;
+pub use fork::Fork;
 pub use outcome::{Outcome, Status};
 pub use prefetch::prefetch;
 pub use progress::{ProgressBoard, Snapshot};

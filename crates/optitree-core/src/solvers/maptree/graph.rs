@@ -114,9 +114,18 @@ pub struct Graph<'a> {
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
-    /// Reused by every comparison: a candidate's sides, and their intersection.
-    scratch_sides: Vec<&'a [u64]>,
-    scratch_rows: Vec<u64>,
+    /// Reused by [`Graph::find`]'s comparisons.
+    compare: CompareScratch<'a>,
+}
+
+/// Scratch space for comparing a cache candidate's subset with a looked-up one (a candidate's
+/// sides, and their intersection), one per thread, with the collisions it met.
+#[derive(Default)]
+pub struct CompareScratch<'a> {
+    sides: Vec<&'a [u64]>,
+    rows: Vec<u64>,
+    /// Candidates that held another subset or depth (see [`Graph::hash_collisions`]).
+    pub collisions: u64,
 }
 
 /// Hashes of row subsets, linear in the subset: `Σ word_i · key_i` over the integers modulo
@@ -187,8 +196,7 @@ impl<'a> Graph<'a> {
             hasher: SubsetHasher::new(data.all_rows().words().len()),
             hash_collisions: 0,
             divider_bytes: 0,
-            scratch_sides: Vec::new(),
-            scratch_rows: Vec::new(),
+            compare: CompareScratch::default(),
         };
         g.push_or(root_lb, root_ub, NONE, 0);
         g
@@ -295,19 +303,32 @@ impl<'a> Graph<'a> {
 
     /// The OR node for `(rows, depth)`, if one exists.
     pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
-        let mut misses = 0;
-        let (mut sides, mut acc) = (
-            std::mem::take(&mut self.scratch_sides),
-            std::mem::take(&mut self.scratch_rows),
-        );
-        let found = self.cache.candidates(hash).find(|&at| {
-            let same = self.depth(at) == depth && self.holds(at, rows, &mut sides, &mut acc);
-            misses += u64::from(!same);
-            same
-        });
-        (self.scratch_sides, self.scratch_rows) = (sides, acc);
-        self.hash_collisions += misses;
+        let mut compare = std::mem::take(&mut self.compare);
+        let found = self.find_with(rows, depth, hash, &mut compare);
+        self.hash_collisions += std::mem::take(&mut compare.collisions);
+        self.compare = compare;
         found
+    }
+
+    /// [`Graph::find`] with the caller's scratch space (which counts the collisions), for
+    /// lookups on several threads at once.
+    pub fn find_with(
+        &self,
+        rows: &Bitset,
+        depth: u32,
+        hash: u64,
+        scratch: &mut CompareScratch<'a>,
+    ) -> Option<u32> {
+        let CompareScratch {
+            sides,
+            rows: acc,
+            collisions,
+        } = scratch;
+        self.cache.candidates(hash).find(|&at| {
+            let same = self.depth(at) == depth && self.holds(at, rows, sides, acc);
+            *collisions += u64::from(!same);
+            same
+        })
     }
 
     /// Starts loading the cache slot [`Graph::find`] for `hash` reads first.

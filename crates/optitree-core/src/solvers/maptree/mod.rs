@@ -15,6 +15,7 @@
 
 pub mod count_bound;
 pub mod graph;
+mod lookup;
 pub mod model;
 pub mod quadrants;
 pub mod search;
@@ -46,6 +47,9 @@ pub struct MapTreeConfig {
     /// `false`: the reference implementation's search order, bound for bound. `true`: the fast
     /// mode, which also solves small subproblems exactly (same optimum, different path).
     pub fast: bool,
+    /// Threads the search may use. The fast mode takes a second one when this is above 1 (it
+    /// looks up half of each expansion's splits); the result is the same with any number.
+    pub threads: usize,
 }
 
 /// The returned tree with its cost and the reference's string form.
@@ -92,6 +96,7 @@ pub fn solve(
     }
     let small_rows = if config.fast { small::SMALL_ROWS } else { 0 };
     let mut search = Search::new(data, &model, small_rows);
+    search.two_threads = config.threads > 1;
     let status = search.run(budget, config.max_expansions, board);
     let (lb, ub) = search.bounds();
     let root_rows = data.all_rows();

@@ -16,14 +16,15 @@
 
 use std::collections::VecDeque;
 
-use super::count_bound::{largest_group, CountBound, ValidFloor};
-use super::graph::{Graph, SubsetHasher, DEFERRED, NONE};
+use super::count_bound::{largest_group, CountBound};
+use super::graph::{Graph, DEFERRED, NONE};
+use super::lookup::{Child, Expanding, Lookup, LookupScratch};
 use super::model::Posterior;
 use super::quadrants::EmptyQuadrants;
 use super::small::{SmallProblem, SMALL_ROWS};
-use crate::data::popcount::{intersection_counts, intersection_counts2, intersection_counts2_each};
-use crate::data::{Bitset, Dataset};
-use crate::search::{Budget, ProgressBoard, Snapshot, Status};
+use crate::data::popcount::{intersection_counts, intersection_counts2};
+use crate::data::Bitset;
+use crate::search::{Budget, Fork, ProgressBoard, Snapshot, Status};
 
 /// Fast mode: splits a node's first expansion evaluates (the most promising two-leaf split among
 /// them); each further round evaluates twice as many.
@@ -37,6 +38,10 @@ const FIRST_SPLITS: usize = 16;
 /// (mushroom 111.4 -> 113.7, splice-1 109.2 -> 116.1, kr-vs-kp 186.5 -> 189.1) and audiology
 /// proved in 14.9 s instead of 17.2; below it (heart-cleveland, soybean) counting pays.
 const FLOOR_WORK: usize = 32_768;
+
+/// Fast mode with a second thread: the fewest evaluated splits an expansion hands half of to
+/// it (fewer are not worth the hand-over).
+const FORK_SPLITS: usize = 4;
 
 /// The search state: the graph, the model and the counters.
 pub struct Search<'a> {
@@ -65,15 +70,15 @@ pub struct Search<'a> {
     count_bound: Option<CountBound<'a>>,
     /// Fast mode: splits a first expansion evaluates (`FIRST_SPLITS`; tests lower it).
     pub first_splits: usize,
-    /// Reused by every fresh lookup: the class counts of each valid feature's `= 1` side.
-    scratch_children: Vec<(u64, u64)>,
-    /// Reused by every fresh lookup: the columns it counts, and their counts.
-    scratch_columns: Vec<&'a [u64]>,
-    scratch_counts: Vec<(u64, u64)>,
     /// Fast mode, two classes: pairs of features whose counts on a subset follow from others.
     pub(super) quadrants: Option<EmptyQuadrants>,
-    /// Reused by every fresh lookup.
-    scratch_floor: ValidFloor,
+    /// The lookups' scratch space: this thread's, and the second thread's.
+    scratch: [LookupScratch<'a>; 2],
+    /// Fast mode: whether `run` may start a second thread, which looks up half of an
+    /// expansion's splits (the same search either way).
+    pub two_threads: bool,
+    /// The second thread, while `run` runs.
+    fork: Option<Fork>,
     /// Fast mode, two classes: the pair-pass work (`FLOOR_WORK`; tests change it) from which a
     /// node ranks its splits with floors on their children's dividers instead of counts.
     pub floor_work: usize,
@@ -81,65 +86,6 @@ pub struct Search<'a> {
     memory_limit: Option<usize>,
     /// Evaluated splits left unmaterialised for memory (fast mode).
     pub shed_splits: u64,
-}
-
-/// How a child subproblem was reached: the node's split `(feature, side)`, the node's dividing
-/// features with the class counts of their `= 1` sides (the child's candidates), and the node's
-/// class counts.
-#[derive(Clone, Copy)]
-struct Parent<'p> {
-    split: (usize, usize),
-    ones: &'p [(usize, Vec<u64>)],
-    counts: (u64, u64),
-}
-
-/// For every feature of `candidates` that divides `rows` (class counts `child`), the class
-/// counts `(class 0, class 1)` of its `= 1` side. Those that `known` (the empty quadrants, and
-/// how `rows` was reached) decide are not counted; the rest take one pass over the words each,
-/// all in one call.
-fn one_side_counts<'d>(
-    data: &'d Dataset,
-    rows: &Bitset,
-    (candidates, child): (&[usize], (u64, u64)),
-    known: Option<(&EmptyQuadrants, Parent<'_>)>,
-    (columns, counts): (&mut Vec<&'d [u64]>, &mut Vec<(u64, u64)>),
-    out: &mut Vec<(u64, u64)>,
-) {
-    // The decided sides first, then the counted ones: the look-ahead does not mind the order.
-    out.clear();
-    columns.clear();
-    let Some((quadrants, parent)) = known else {
-        columns.extend(candidates.iter().map(|&g| data.rows_with(g, 1).words()));
-        return count_sides(data, rows, child, columns, counts, out);
-    };
-    for (&g, (feature, node_ones)) in candidates.iter().zip(parent.ones) {
-        debug_assert_eq!(*feature, g, "the candidates are the node's features");
-        let node_ones = (node_ones[0], node_ones[1]);
-        match quadrants.child_side(parent.split, g, parent.counts, child, node_ones) {
-            Some(sides) => out.push(sides),
-            None => columns.push(data.rows_with(g, 1).words()),
-        }
-    }
-    count_sides(data, rows, child, columns, counts, out);
-}
-
-/// The rest of [`one_side_counts`]: counts the sides of `columns`, appends them to `out`, and
-/// keeps the features that divide the rows.
-fn count_sides(
-    data: &Dataset,
-    rows: &Bitset,
-    child: (u64, u64),
-    columns: &[&[u64]],
-    counts: &mut Vec<(u64, u64)>,
-    out: &mut Vec<(u64, u64)>,
-) {
-    counts.clear();
-    counts.resize(columns.len(), (0, 0));
-    let class1 = data.rows_of_class(1).words();
-    intersection_counts2_each(rows.words(), columns, class1, counts);
-    out.extend(counts.iter().map(|&(n1, b1)| (n1 - b1, b1)));
-    let total = child.0 + child.1;
-    out.retain(|&(c0, c1)| c0 + c1 > 0 && c0 + c1 < total);
 }
 
 /// Fast mode: how many of an expansion's evaluated splits are materialised when the graph holds
@@ -177,22 +123,6 @@ pub(super) struct SplitFacts {
     pub twin: Vec<bool>,
 }
 
-/// A child subproblem met during an expansion: already in the graph, or not yet.
-#[derive(Debug, Clone, Copy)]
-enum Child {
-    Existing(u32),
-    Fresh { hash: u64, bounds: (f64, f64) },
-}
-
-impl Child {
-    fn bounds(&self, graph: &Graph<'_>) -> (f64, f64) {
-        match *self {
-            Child::Existing(id) => (graph.or[id as usize].lb, graph.or[id as usize].ub),
-            Child::Fresh { bounds, .. } => bounds,
-        }
-    }
-}
-
 impl<'a> Search<'a> {
     /// A search holding only the root.
     pub fn new(data: &'a crate::data::Dataset, model: &'a Posterior, small_rows: usize) -> Self {
@@ -218,11 +148,10 @@ impl<'a> Search<'a> {
             merged_splits: 0,
             count_bound,
             first_splits: FIRST_SPLITS,
-            scratch_children: Vec::new(),
-            scratch_columns: Vec::new(),
-            scratch_counts: Vec::new(),
             quadrants,
-            scratch_floor: ValidFloor::default(),
+            scratch: Default::default(),
+            two_threads: false,
+            fork: None,
             floor_work: FLOOR_WORK,
             memory_limit: None,
             shed_splits: 0,
@@ -254,6 +183,10 @@ impl<'a> Search<'a> {
     ) -> Status {
         let mut last_post = 0.0;
         self.memory_limit = budget.memory_limit();
+        // The second thread spins between expansions: it lives only while the search runs.
+        self.fork = (self.two_threads && self.small_rows > 0)
+            .then(Fork::new)
+            .flatten();
         let dived = if self.small_rows > 0 {
             self.dive(budget, max_expansions)
         } else {
@@ -283,6 +216,7 @@ impl<'a> Search<'a> {
         if let Some(board) = board {
             self.post(board, budget.elapsed()); // the final figures, for the last report
         }
+        self.fork = None;
         status
     }
 
@@ -447,7 +381,7 @@ impl<'a> Search<'a> {
             for side in [1usize, 0] {
                 rows.and_into(data.rows_with(f, side), &mut sides[side]);
                 let found = self.lookup(&sides[side], depth + 1, &valid);
-                child[side] = self.materialise(found, &sides[side], id, f, side);
+                child[side] = self.materialise(found, id, f, side);
             }
             let and = self.graph.push_and(f as u32, id, child);
             let v =
@@ -564,42 +498,23 @@ impl<'a> Search<'a> {
         order.extend((0..open.len()).filter(|&i| Some(i) != ub_pick));
         // Evaluated splits: (lower bound, feature, children, upper bound).
         let mut evaluated = Vec::new();
-        let mut side_rows = Bitset::empty(rows.len());
         let next = order.len().min(quota);
-        // The children's cache lookups, hashed first and prefetched in two waves (cache slots,
-        // then the nodes they name) so that their cache misses overlap. One pass per split: the
-        // `= 0` child's linear sum is the node's minus the `= 1` child's.
-        let hasher = &self.graph.hasher;
-        let node_sum = hasher.sum(rows);
-        let mut hashes = Vec::with_capacity(2 * next);
-        for &i in &order[..next] {
-            let one = hasher.sum_and(rows, data.rows_with(open[i].1, 1));
-            for sum in [one, node_sum.wrapping_sub(one)] {
-                let hash = SubsetHasher::finish(sum, depth + 1);
-                self.graph.prefetch_slot(hash);
-                hashes.push(hash);
-            }
-        }
-        for &hash in &hashes {
-            self.graph.prefetch_candidate(hash);
-        }
-        for (k, &i) in order[..next].iter().enumerate() {
-            let f = open[i].1;
-            let mut found = [Child::Existing(NONE); 2];
-            for (side, hash) in [(1usize, hashes[2 * k]), (0, hashes[2 * k + 1])] {
-                rows.and_into(data.rows_with(f, side), &mut side_rows);
-                debug_assert_eq!(hash, self.graph.hasher.hash(&side_rows, depth + 1));
-                let parent = Parent {
-                    split: (f, side),
-                    ones: &ones,
-                    counts: (counts[0], counts[1]),
-                };
-                found[side] =
-                    self.lookup_hashed(&side_rows, depth + 1, &features, hash, Some(parent));
-            }
+        let node = Expanding {
+            rows,
+            depth,
+            ones: &ones,
+            features: &features,
+            counts: (counts[0], counts[1]),
+            sum: self.graph.hasher.sum(rows),
+        };
+        let to_evaluate: Vec<usize> = order[..next].iter().map(|&i| open[i].1).collect();
+        for (f, found) in to_evaluate
+            .iter()
+            .zip(self.look_up_splits(&node, &to_evaluate))
+        {
             let (lb0, ub0) = found[0].bounds(&self.graph);
             let (lb1, ub1) = found[1].bounds(&self.graph);
-            evaluated.push(((lb0 + lb1) + pen, f, found, (ub0 + ub1) + pen));
+            evaluated.push(((lb0 + lb1) + pen, *f, found, (ub0 + ub1) + pen));
         }
         self.evaluated_splits += next as u64;
         // Splits never evaluated keep their cheap bound.
@@ -637,8 +552,13 @@ impl<'a> Search<'a> {
         for &(_, f, found, _) in &evaluated {
             let mut child = [NONE; 2];
             for side in [1usize, 0] {
-                rows.and_into(data.rows_with(f, side), &mut side_rows);
-                child[side] = self.materialise(found[side], &side_rows, id, f, side);
+                #[cfg(debug_assertions)]
+                if let Child::Fresh { hash, .. } = found[side] {
+                    let side_rows = rows.and(data.rows_with(f, side));
+                    let twin = self.graph.find(&side_rows, depth + 1, hash);
+                    debug_assert_eq!(twin, None, "a twin of feature {f} was looked up");
+                }
+                child[side] = self.materialise(found[side], id, f, side);
             }
             let and = self.graph.push_and(f as u32, id, child);
             if Some(f) == best_feature {
@@ -726,8 +646,8 @@ impl<'a> Search<'a> {
             }
         }
         // The larger child gets the floor, the smaller one none (as in the look-ahead).
-        let larger = self
-            .scratch_floor
+        let larger = self.scratch[0]
+            .floor
             .larger_child_floors(total, sizes.iter().copied());
         let floor_if = |larger_side: bool, floor: u32| usize::from(larger_side) * floor as usize;
         let sides = sizes.iter().zip(larger);
@@ -829,96 +749,75 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The OR node for `rows` at `depth` if cached, else the bounds a fresh one would get;
-    /// `candidates` holds every feature that may divide the rows (ascending): a subset is divided
-    /// only by features that divide its parent.
+    /// What lookups read, borrowed from the search.
+    fn lookup_view(&self) -> Lookup<'_, 'a> {
+        Lookup {
+            graph: &self.graph,
+            model: self.model,
+            fast: self.small_rows > 0,
+            count_bound: self.count_bound.as_ref(),
+            quadrants: self.quadrants.as_ref(),
+        }
+    }
+
+    /// The OR node for `rows` at `depth` if cached, else the bounds a fresh one would get
+    /// ([`Lookup::child`]).
     fn lookup(&mut self, rows: &Bitset, depth: u32, candidates: &[usize]) -> Child {
         let hash = self.graph.hasher.hash(rows, depth);
-        self.lookup_hashed(rows, depth, candidates, hash, None)
+        let mut scratch = std::mem::take(&mut self.scratch[0]);
+        let child = self
+            .lookup_view()
+            .child(&mut scratch, rows, depth, candidates, hash, None);
+        self.graph.hash_collisions += std::mem::take(&mut scratch.compare.collisions);
+        self.scratch[0] = scratch;
+        child
     }
 
-    /// [`Self::lookup`] with the subset's hash already computed; `parent`, how the rows were
-    /// reached (then `candidates` are its features), spares counting what it decides.
-    fn lookup_hashed(
-        &mut self,
-        rows: &Bitset,
-        depth: u32,
-        candidates: &[usize],
-        hash: u64,
-        parent: Option<Parent<'_>>,
-    ) -> Child {
-        if let Some(found) = self.graph.find(rows, depth, hash) {
-            return Child::Existing(found);
+    /// Both children of the splits of `node` on `features` ([`Lookup::splits`]), half of them
+    /// on the second thread if there is one and they are enough to pay for the hand-over. The
+    /// results are the same either way.
+    fn look_up_splits(&mut self, node: &Expanding<'_>, features: &[usize]) -> Vec<[Child; 2]> {
+        let [mut mine, mut theirs] = std::mem::take(&mut self.scratch);
+        let mut fork = self.fork.take();
+        let lookup = self.lookup_view();
+        let mut found = Vec::with_capacity(features.len());
+        match fork.as_mut().filter(|_| features.len() >= FORK_SPLITS) {
+            None => lookup.splits(&mut mine, node, features.iter().copied(), &mut found),
+            Some(fork) => {
+                // Alternate splits, so that each thread gets its share of the fresh children.
+                let (mut even, mut odd) = (Vec::new(), Vec::new());
+                let split = |parity: usize| features.iter().copied().skip(parity).step_by(2);
+                fork.join(
+                    || lookup.splits(&mut theirs, node, split(1), &mut odd),
+                    || lookup.splits(&mut mine, node, split(0), &mut even),
+                );
+                let mut odd = odd.into_iter();
+                for pair in even {
+                    found.push(pair);
+                    found.extend(odd.next());
+                }
+            }
         }
-        let data = self.graph.data;
-        let counts = data.class_counts(rows);
-        let bounds = if self.small_rows > 0 {
-            // Fast mode: knowing the valid features tightens both bounds (and settles
-            // unsplittable nodes at once).
-            let total: u64 = counts.iter().sum();
-            let (lb, n_valid) = match &self.count_bound {
-                Some(bound) => {
-                    let mut children = std::mem::take(&mut self.scratch_children);
-                    let known = self.quadrants.as_ref().zip(parent);
-                    let child = (counts[0], counts[1]);
-                    let scratch = (&mut self.scratch_columns, &mut self.scratch_counts);
-                    one_side_counts(
-                        data,
-                        rows,
-                        (candidates, child),
-                        known,
-                        scratch,
-                        &mut children,
-                    );
-                    let lb = bound.fresh(depth, child, &children, &mut self.scratch_floor);
-                    let n_valid = children.len();
-                    self.scratch_children = children;
-                    (lb, n_valid)
-                }
-                None => {
-                    let n_valid = candidates
-                        .iter()
-                        .filter(|&&f| {
-                            let n1 = rows.intersection_count(data.rows_with(f, 1));
-                            n1 > 0 && n1 < total
-                        })
-                        .count();
-                    let lb = self.model.heuristic_known_splits(depth, &counts, n_valid);
-                    (lb, n_valid)
-                }
-            };
-            (lb, self.model.leaf_cost(depth, n_valid > 0, &counts))
-        } else {
-            (
-                self.model.heuristic(depth, &counts),
-                self.model.leaf_cost(depth, true, &counts),
-            )
-        };
-        Child::Fresh { hash, bounds }
+        for scratch in [&mut mine, &mut theirs] {
+            self.graph.hash_collisions += std::mem::take(&mut scratch.compare.collisions);
+        }
+        (self.scratch, self.fork) = ([mine, theirs], fork);
+        found
     }
 
-    /// The node of a looked-up child holding `rows`, inserting a fresh one (reached from
-    /// `parent` by `f = side`) unless an earlier split of the same expansion inserted it.
-    fn materialise(
-        &mut self,
-        child: Child,
-        rows: &Bitset,
-        parent: u32,
-        f: usize,
-        side: usize,
-    ) -> u32 {
-        let depth = self.graph.depth(parent) + 1;
+    /// The node of a looked-up child, inserting a fresh one (reached from `parent` by
+    /// `f = side`). A fresh child is still missing from the graph: the reference order
+    /// materialises each split as soon as it looks it up, and two splits of one expansion never
+    /// share a child (the child of one side fixes the other, so they would be twins, and only
+    /// one of a pair of twins is looked up).
+    fn materialise(&mut self, child: Child, parent: u32, f: usize, side: usize) -> u32 {
         match child {
             Child::Existing(id) => id,
-            // The reference order materialises each split as soon as it looks it up.
-            Child::Fresh { hash, bounds } => match self.small_rows > 0 {
-                true => self.graph.find(rows, depth, hash),
-                false => None,
-            }
-            .unwrap_or_else(|| {
+            Child::Fresh { hash, bounds } => {
+                let depth = self.graph.depth(parent) + 1;
                 self.graph
                     .insert(hash, bounds, depth, parent, (f * 2 + side) as u32)
-            }),
+            }
         }
     }
 

@@ -67,6 +67,7 @@ fn config(alpha: f64, beta: f64, rho: f64, k: usize) -> MapTreeConfig {
         rho: vec![rho; k],
         max_expansions: None,
         fast: false,
+        threads: 1,
     }
 }
 
@@ -744,4 +745,40 @@ fn shedding_splits_near_the_memory_limit_keeps_the_optimum() {
         "shedding kept the graph smaller"
     );
     assert_eq!(tight.bounds(), free.bounds());
+}
+
+/// A second thread looks up half of each expansion's splits and changes nothing: the same bounds
+/// after every number of expansions, the same graph, statistics and tree, on two classes (with
+/// the count bound and the empty quadrants) and on three (without either).
+#[test]
+fn a_second_thread_leaves_the_search_unchanged() {
+    let mut rng = crate::search::SplitMix::new(41);
+    let two = one_hot_data(&mut rng, 1_100, 6);
+    let (_, _, three) = random_data(&mut rng, (400, 10, 3), 3);
+    for (data, k) in [(&two, 2), (&three, 3)] {
+        let mut model = Posterior::new(0.95, 0.5, vec![2.5; k]).unwrap();
+        model.tabulate(data.n_rows(), data.n_features(), 64);
+        for limit in [50, 400, 100_000] {
+            let run = |two_threads: bool| {
+                let mut search = Search::new(data, &model, small::SMALL_ROWS);
+                search.two_threads = two_threads;
+                let status = search.run(&Budget::unlimited(), Some(limit), None);
+                let mut text = String::new();
+                extract(&search, 0, &data.all_rows(), &mut text);
+                let counts = [
+                    search.expansions,
+                    search.evaluated_splits,
+                    search.graph.hash_collisions,
+                    search.graph.or.len() as u64,
+                    search.graph.and.len() as u64,
+                ];
+                (status, search.bounds(), counts, text)
+            };
+            let alone = run(false);
+            assert_eq!(alone, run(true), "{k} classes, {limit} expansions");
+            if limit == 100_000 {
+                assert_eq!(alone.0, Status::Optimal, "{k} classes");
+            }
+        }
+    }
 }
