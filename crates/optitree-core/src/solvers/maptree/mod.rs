@@ -14,6 +14,7 @@
 //! The data are binary features (codes 0/1) and any number of classes.
 
 pub mod count_bound;
+mod facts;
 pub mod graph;
 mod lookup;
 pub mod model;

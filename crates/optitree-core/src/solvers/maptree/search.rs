@@ -17,12 +17,13 @@
 use std::collections::VecDeque;
 
 use super::count_bound::{largest_group, CountBound};
+use super::facts::{children_dividers, children_floors, SplitFacts};
 use super::graph::{Graph, DEFERRED, NONE};
 use super::lookup::{Child, Expanding, Lookup, LookupScratch};
 use super::model::Posterior;
 use super::quadrants::EmptyQuadrants;
 use super::small::{SmallProblem, SMALL_ROWS};
-use crate::data::popcount::{intersection_counts, intersection_counts2};
+use crate::data::popcount::intersection_counts2;
 use crate::data::Bitset;
 use crate::search::{Budget, Fork, ProgressBoard, Snapshot, Status};
 
@@ -105,22 +106,6 @@ fn splits_to_keep(used: usize, limit: Option<usize>) -> usize {
         u if u < limit / 10 * 9 => 4,
         _ => 1,
     }
-}
-
-/// What one pass over the pairs of a node's dividing features tells about its splits, feature
-/// by feature (in the order of the node's dividing features). From
-/// [`Search::children_floors`], `zeros` and `ones` are floors, and 0 means unknown, not
-/// unsplittable.
-pub(super) struct SplitFacts {
-    /// How many of the node's features divide the split's `= 0` child.
-    pub zeros: Vec<usize>,
-    /// How many of the node's features divide the split's `= 1` child.
-    pub ones: Vec<usize>,
-    /// The split makes the same two children as a split on an earlier feature (the same side
-    /// or the complement on this node's rows): it costs exactly as much, so only the earliest
-    /// feature of such a group is evaluated. Complement columns are common (a binarised yes/no
-    /// attribute gives both), and they would double every lookup.
-    pub twin: Vec<bool>,
 }
 
 impl<'a> Search<'a> {
@@ -407,8 +392,8 @@ impl<'a> Search<'a> {
     /// yet, and defers the rest behind one lower bound.
     ///
     /// Every split first gets a cheap bound from its children's class counts and the number of
-    /// features that divide them ([`Self::children_dividers`], [`Self::counts_lower_bound`]),
-    /// or, where counting those is dear, a floor on that number ([`Self::children_floors`]).
+    /// features that divide them ([`children_dividers`], [`Self::counts_lower_bound`]),
+    /// or, where counting those is dear, a floor on that number ([`children_floors`]).
     /// The split whose two leaves cost least, then the splits of least cheap bound,
     /// `first_splits << round` in all, are evaluated (both children looked up, as fresh or
     /// cached nodes) and materialised; every other split waits behind the least of the cheap
@@ -441,7 +426,7 @@ impl<'a> Search<'a> {
         let pair_work = ones.len() * ones.len() * live_words / 2;
         let floors = self.count_bound.is_some() && pair_work >= self.floor_work;
         let facts = match floors {
-            true => self.children_floors(rows, &ones, &sizes),
+            true => children_floors(data, rows, &ones, &sizes, &mut self.scratch[0].floor),
             false => self.dividers_of(id, rows, &ones, &sizes),
         };
         let first_round = self.graph.exp(id).runs.is_empty();
@@ -571,7 +556,7 @@ impl<'a> Search<'a> {
         e.deferred = deferred;
     }
 
-    /// [`Self::children_dividers`] of expanded node `id`, from its record when kept; kept from
+    /// [`children_dividers`] of expanded node `id`, from its record when kept; kept from
     /// its second round on.
     fn dividers_of(
         &mut self,
@@ -590,7 +575,7 @@ impl<'a> Search<'a> {
                 twin: kept.iter().map(|&pair| pair == (TWIN, TWIN)).collect(),
             };
         }
-        let facts = self.children_dividers(rows, ones, sizes);
+        let facts = children_dividers(self.graph.data, rows, ones, sizes, self.fork.as_mut());
         let second_round = !self.graph.exp(id).runs.is_empty();
         if second_round && ones.len() < usize::from(TWIN) {
             let kept: Vec<(u16, u16)> = (0..ones.len())
@@ -603,138 +588,6 @@ impl<'a> Search<'a> {
             self.graph.exp_mut(id).dividers = kept;
         }
         facts
-    }
-
-    /// [`Self::children_dividers`] with floors instead of counts (see [`ValidFloor`]; 0 means
-    /// unknown), and twins sought only among features whose `= 1` sides have equal sizes (the
-    /// same side) or sizes adding up to the node's (the complement).
-    pub(super) fn children_floors(
-        &mut self,
-        rows: &Bitset,
-        ones: &[(usize, Vec<u64>)],
-        sizes: &[u64],
-    ) -> SplitFacts {
-        let data = self.graph.data;
-        let total = rows.count();
-        let n = ones.len();
-        let mut twin = vec![false; n];
-        // Twins have equal smaller sides: sort by it (then by position) and compare within
-        // each run only, earlier features first (a scan of all pairs was 4% of mushroom's
-        // search, though few pairs ever needed counting).
-        let mut keys: Vec<u64> = (0..n)
-            .map(|i| (sizes[i].min(total - sizes[i]) << 32) | i as u64)
-            .collect();
-        keys.sort_unstable();
-        for run in keys.chunk_by(|x, y| x >> 32 == y >> 32) {
-            for (at, &key_j) in run.iter().enumerate().skip(1) {
-                let j = (key_j & 0xFFFF_FFFF) as usize;
-                for &key_i in &run[..at] {
-                    let i = (key_i & 0xFFFF_FFFF) as usize;
-                    if twin[i] {
-                        continue;
-                    }
-                    let (col_i, col_j) =
-                        (data.rows_with(ones[i].0, 1), data.rows_with(ones[j].0, 1));
-                    let n11 = rows.intersection_count3(col_i, col_j);
-                    if (n11 == sizes[i] && n11 == sizes[j])
-                        || (n11 == 0 && sizes[j] == total - sizes[i])
-                    {
-                        twin[j] = true;
-                        break;
-                    }
-                }
-            }
-        }
-        // The larger child gets the floor, the smaller one none (as in the look-ahead).
-        let larger = self.scratch[0]
-            .floor
-            .larger_child_floors(total, sizes.iter().copied());
-        let floor_if = |larger_side: bool, floor: u32| usize::from(larger_side) * floor as usize;
-        let sides = sizes.iter().zip(larger);
-        SplitFacts {
-            zeros: sides
-                .clone()
-                .map(|(&s, &f)| floor_if(total - s >= s, f))
-                .collect(),
-            ones: sides.map(|(&s, &f)| floor_if(s >= total - s, f)).collect(),
-            twin,
-        }
-    }
-
-    /// For every feature of `ones` (the features dividing `rows`, with the sizes of their `= 1`
-    /// sides), how many of them divide its `= 0` and its `= 1` child: one intersection count per
-    /// pair of features, far cheaper than looking every child up.
-    pub(super) fn children_dividers(
-        &self,
-        rows: &Bitset,
-        ones: &[(usize, Vec<u64>)],
-        sizes: &[u64],
-    ) -> SplitFacts {
-        let data = self.graph.data;
-        let n = ones.len();
-        // Every column cut down to the words that hold the node's rows, masked by them and laid
-        // out contiguously: a deep node's rows sit in few words.
-        let row_words = rows.words();
-        let live: Vec<usize> = (0..row_words.len())
-            .filter(|&w| row_words[w] != 0)
-            .collect();
-        let width = live.len().max(1);
-        let mut columns = vec![0u64; n * width];
-        for ((f, _), column) in ones.iter().zip(columns.chunks_exact_mut(width)) {
-            let words = data.rows_with(*f, 1).words();
-            for (slot, &w) in column.iter_mut().zip(&live) {
-                *slot = words[w] & row_words[w];
-            }
-        }
-        let total = rows.count() as u32;
-        let sizes: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
-        let rests: Vec<u32> = sizes.iter().map(|&s| total - s).collect();
-        let (mut zeros, mut ones_side) = (vec![0u32; n], vec![0u32; n]);
-        let mut twin = vec![false; n];
-        let mut both = vec![0u32; n];
-        // `0 < part < of` in one unsigned comparison (`of >= 1`).
-        let divides = |part: u32, of: u32| u32::from(part.wrapping_sub(1) < of - 1);
-        for i in 0..n {
-            let column_i = &columns[i * width..(i + 1) * width];
-            let later = &columns[(i + 1) * width..];
-            let counts = &mut both[i + 1..];
-            match width {
-                1 => {
-                    let x = column_i[0];
-                    for (count, y) in counts.iter_mut().zip(later) {
-                        *count = (x & y).count_ones();
-                    }
-                }
-                _ => intersection_counts(column_i, later, counts),
-            }
-            // j divides i's `= 1` child when some but not all of it has j = 1, and so on; one
-            // element-wise pass over the later features (vectorised).
-            let (size_i, rest_i) = (sizes[i], rests[i]);
-            let (mut zeros_i, mut ones_i) = (0, 0);
-            let later_sides = sizes[i + 1..].iter().zip(&rests[i + 1..]);
-            let later_counts = ones_side[i + 1..].iter_mut().zip(&mut zeros[i + 1..]);
-            let later = later_counts.zip(&mut twin[i + 1..]);
-            for ((&n11, (&size_j, &rest_j)), ((ones_j, zeros_j), twin_j)) in
-                both[i + 1..].iter().zip(later_sides).zip(later)
-            {
-                ones_i += divides(n11, size_i);
-                zeros_i += divides(size_j - n11, rest_i);
-                *ones_j += divides(n11, size_j);
-                *zeros_j += divides(size_i - n11, rest_j);
-                // Same `= 1` side, or j's `= 1` side is i's `= 0` side.
-                let same = n11 == size_i && n11 == size_j;
-                let complement = n11 == 0 && size_j == rest_i;
-                *twin_j |= same | complement;
-            }
-            zeros[i] += zeros_i;
-            ones_side[i] += ones_i;
-        }
-        let widen = |v: Vec<u32>| v.into_iter().map(|x| x as usize).collect();
-        SplitFacts {
-            zeros: widen(zeros),
-            ones: widen(ones_side),
-            twin,
-        }
     }
 
     /// A lower bound on any subtree at `depth` with class `counts` divided by exactly `n_valid`

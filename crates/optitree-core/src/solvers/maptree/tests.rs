@@ -480,9 +480,6 @@ fn children_dividers_match_a_direct_count() {
         let n = 2 + rng.below(260);
         let f = 1 + rng.below(9);
         let (_, _, data) = random_data(&mut rng, (n, f, 2), 4);
-        let model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
-        // The count does not depend on the mode; the reference order skips the bound's table.
-        let search = Search::new(&data, &model, 0);
         // Every other case: the rows of a window (a deep node's rows, clustered).
         let (low, high) = match case % 2 {
             0 => (0, n),
@@ -494,7 +491,7 @@ fn children_dividers_match_a_direct_count() {
         let rows = Bitset::from_indices(n, (low..high).filter(|_| rng.below(3) > 0));
         let valid = dividing(&data, &rows);
         let (ones, sizes) = dividing_sides(&data, &rows);
-        let facts = search.children_dividers(&rows, &ones, &sizes);
+        let facts = facts::children_dividers(&data, &rows, &ones, &sizes, None);
         let side = |g: usize, v: usize| rows.and(data.rows_with(g, v));
         for (i, &g) in valid.iter().enumerate() {
             assert_eq!(facts.zeros[i], dividing(&data, &side(g, 0)).len());
@@ -507,6 +504,27 @@ fn children_dividers_match_a_direct_count() {
         }
     }
     assert!(twins > 20, "only {twins} twins");
+}
+
+/// The pair pass shared with a second thread (on nodes with enough pairs) counts as one thread
+/// does.
+#[test]
+fn the_pair_pass_on_two_threads_counts_the_same() {
+    let mut rng = crate::search::SplitMix::new(43);
+    let mut fork = crate::search::Fork::new().expect("a thread");
+    for _ in 0..40 {
+        let n = 200 + rng.below(800);
+        let f = 40 + rng.below(40);
+        let zero_in = 2 + rng.below(6);
+        let (_, _, data) = random_data(&mut rng, (n, f, 2), zero_in);
+        let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(4) > 0));
+        let (ones, sizes) = dividing_sides(&data, &rows);
+        let alone = facts::children_dividers(&data, &rows, &ones, &sizes, None);
+        let shared = facts::children_dividers(&data, &rows, &ones, &sizes, Some(&mut fork));
+        assert_eq!(alone.zeros, shared.zeros);
+        assert_eq!(alone.ones, shared.ones);
+        assert_eq!(alone.twin, shared.twin);
+    }
 }
 
 /// Ranking splits with divider floors (at every node) finds the exact programme's optimum on
@@ -546,8 +564,8 @@ fn divider_floors_keep_the_optimum() {
         let rows = Bitset::from_indices(n, (0..n).filter(|_| rng.below(3) > 0));
         let valid = dividing(&data, &rows);
         let (ones, sizes) = dividing_sides(&data, &rows);
-        let counted = search.children_dividers(&rows, &ones, &sizes);
-        let floors = search.children_floors(&rows, &ones, &sizes);
+        let counted = facts::children_dividers(&data, &rows, &ones, &sizes, None);
+        let floors = facts::children_floors(&data, &rows, &ones, &sizes, &mut Default::default());
         for i in 0..valid.len() {
             assert!(floors.zeros[i] <= counted.zeros[i], "case {case}");
             assert!(floors.ones[i] <= counted.ones[i], "case {case}");
