@@ -25,8 +25,11 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import os
 import pickle
 import random
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -920,6 +923,24 @@ def test_memory_limit():
     assert clf.status_ == "memory_limit"
     assert clf.lower_bound_ <= clf.upper_bound_
     assert -clf.log_posterior_ <= clf.upper_bound_ + 1e-9
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_returns_the_best_tree_promptly(n_jobs, monkeypatch):
+    """A SIGINT during a long search (mushroom, no limits) returns the incumbent with status
+    ``interrupted``, on one thread and on two."""
+    monkeypatch.setattr("optitree.maptree.available_cores", lambda: 2)
+    X, y = load_cp4im("mushroom", return_X_y=True)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.warns(NotProvenOptimalWarning):
+        clf = MAPTreeClassifier(n_jobs=n_jobs).fit(X, y)
+    timer.join()
+    assert clf.status_ == "interrupted"
+    assert time.monotonic() - started < 30  # generous: only guards against a hang
+    assert clf.lower_bound_ <= -clf.log_posterior_ <= clf.upper_bound_ + 1e-9
 
 
 def test_verbose_reports_progress(capsys):
