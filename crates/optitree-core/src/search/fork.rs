@@ -96,10 +96,15 @@ impl Fork {
         let mut spins = 0u32;
         while self.shared.finished.load(Ordering::Acquire) < self.jobs {
             spins = spins.wrapping_add(1);
-            match spins % 64 != 0 || since.elapsed() < SPIN {
-                true => spin_loop(),
-                false => std::thread::yield_now(), // the worker may wait for this core
+            if spins % 64 != 0 || since.elapsed() < SPIN {
+                spin_loop();
+                continue;
             }
+            // Jobs run under `catch_unwind`, so the worker cannot die with one: never spin on a
+            // thread that is gone (it no longer touches the job).
+            let gone = self.worker.as_ref().is_none_or(|w| w.is_finished());
+            assert!(!gone, "the fork's worker thread stopped");
+            std::thread::yield_now(); // the worker may wait for this core
         }
         let panic = self
             .shared
@@ -145,8 +150,9 @@ fn serve(shared: &Shared) {
         }
         done += 1;
         // SAFETY: the main thread wrote the slot before raising `posted` (acquired above) and
-        // does not touch it, nor the job, until `finished` reaches `done`.
-        let job = unsafe { *shared.job.get() };
+        // does not touch it, nor the job, until `finished` reaches `done`. Taken, so that no
+        // pointer to a finished job stays behind.
+        let job = unsafe { (*shared.job.get()).take() };
         if let Some(job) = job {
             // SAFETY: see `Fork::join`: the job outlives this call.
             let run = catch_unwind(AssertUnwindSafe(|| unsafe { (*job)() }));
