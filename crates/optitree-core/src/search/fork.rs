@@ -20,6 +20,32 @@ use std::time::{Duration, Instant};
 /// steps of a busy search, so that it is never woken through the kernel while the search runs.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// A wait that spins for [`SPIN`] before it turns to something gentler.
+struct Spin {
+    since: Instant,
+    spins: u32,
+}
+
+impl Spin {
+    fn new() -> Self {
+        Spin {
+            since: Instant::now(),
+            spins: 0,
+        }
+    }
+
+    /// Spins once and returns true while the wait is young; false once it has lasted
+    /// [`SPIN`] (the clock is read every 64 spins).
+    fn spun(&mut self) -> bool {
+        self.spins = self.spins.wrapping_add(1);
+        let young = self.spins % 64 != 0 || self.since.elapsed() < SPIN;
+        if young {
+            spin_loop();
+        }
+        young
+    }
+}
+
 /// A job as the worker sees it: its borrows erased (see [`Fork::join`]).
 type Job = *mut (dyn FnMut() + Send + 'static);
 
@@ -92,12 +118,9 @@ impl Fork {
             worker.thread().unpark(); // an atomic store unless the worker sleeps
         }
         let result = catch_unwind(AssertUnwindSafe(mine));
-        let since = Instant::now();
-        let mut spins = 0u32;
+        let mut spin = Spin::new();
         while self.shared.finished.load(Ordering::Acquire) < self.jobs {
-            spins = spins.wrapping_add(1);
-            if spins % 64 != 0 || since.elapsed() < SPIN {
-                spin_loop();
+            if spin.spun() {
                 continue;
             }
             // Jobs run under `catch_unwind`, so the worker cannot die with one: never spin on a
@@ -134,16 +157,12 @@ impl Drop for Fork {
 fn serve(shared: &Shared) {
     let mut done = 0;
     loop {
-        let since = Instant::now();
-        let mut spins = 0u32;
+        let mut spin = Spin::new();
         while shared.posted.load(Ordering::Acquire) == done {
             if shared.quit.load(Ordering::Acquire) {
                 return;
             }
-            spins = spins.wrapping_add(1);
-            if spins % 64 != 0 || since.elapsed() < SPIN {
-                spin_loop();
-            } else {
+            if !spin.spun() {
                 // Unpark tokens are not lost: a job posted before this parks returns at once.
                 std::thread::park();
             }

@@ -121,18 +121,12 @@ impl ValidFloor {
             keys.sort_unstable();
             // From the largest smaller side down: each group of equal sides gets the number of
             // features above it.
-            let (mut above, mut end) = (0, n);
-            while end > 0 {
-                let side = keys[end - 1] >> 32;
-                let mut start = end - 1;
-                while start > 0 && keys[start - 1] >> 32 == side {
-                    start -= 1;
-                }
-                for &key in &keys[start..end] {
+            let mut above = 0;
+            for group in keys.chunk_by(|x, y| x >> 32 == y >> 32).rev() {
+                for &key in group {
                     self.larger[(key & 0xFFFF_FFFF) as usize] = above;
                 }
-                above += (end - start) as u32;
-                end = start;
+                above += group.len() as u32;
             }
         }
         self.keys = keys;

@@ -125,7 +125,7 @@ pub struct CompareScratch<'a> {
     sides: Vec<&'a [u64]>,
     rows: Vec<u64>,
     /// Candidates that held another subset or depth (see [`Graph::hash_collisions`]).
-    pub collisions: u64,
+    collisions: u64,
 }
 
 /// Hashes of row subsets, linear in the subset: `Σ word_i · key_i` over the integers modulo
@@ -305,9 +305,15 @@ impl<'a> Graph<'a> {
     pub fn find(&mut self, rows: &Bitset, depth: u32, hash: u64) -> Option<u32> {
         let mut compare = std::mem::take(&mut self.compare);
         let found = self.find_with(rows, depth, hash, &mut compare);
-        self.hash_collisions += std::mem::take(&mut compare.collisions);
+        self.count_collisions(&mut compare);
         self.compare = compare;
         found
+    }
+
+    /// Moves the collisions `scratch` met (see [`Graph::find_with`]) into
+    /// [`Graph::hash_collisions`].
+    pub fn count_collisions(&mut self, scratch: &mut CompareScratch<'a>) {
+        self.hash_collisions += std::mem::take(&mut scratch.collisions);
     }
 
     /// [`Graph::find`] with the caller's scratch space (which counts the collisions), for

@@ -621,7 +621,7 @@ impl<'a> Search<'a> {
         let child = self
             .lookup_view()
             .child(&mut scratch, rows, depth, candidates, hash, None);
-        self.graph.hash_collisions += std::mem::take(&mut scratch.compare.collisions);
+        self.graph.count_collisions(&mut scratch.compare);
         self.scratch[0] = scratch;
         child
     }
@@ -652,7 +652,7 @@ impl<'a> Search<'a> {
             }
         }
         for scratch in [&mut mine, &mut theirs] {
-            self.graph.hash_collisions += std::mem::take(&mut scratch.compare.collisions);
+            self.graph.count_collisions(&mut scratch.compare);
         }
         (self.scratch, self.fork) = ([mine, theirs], fork);
         found

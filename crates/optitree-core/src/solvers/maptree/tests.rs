@@ -708,14 +708,20 @@ pub(super) fn one_hot_data(rng: &mut crate::search::SplitMix, n: usize, noise: u
     Dataset::new(&x, f, &y, Some(&vec![2; f]), Some(2), None).unwrap()
 }
 
+/// The fast mode's model (α = 0.95, β = 0.5, ρ = 2.5 per class), tabulated for `data`.
+fn fast_model(data: &Dataset) -> Posterior {
+    let mut model = Posterior::new(0.95, 0.5, vec![2.5; data.n_classes()]).unwrap();
+    model.tabulate(data.n_rows(), data.n_features(), 64);
+    model
+}
+
 /// Counts decided by the empty quadrants leave the search as it was: same bounds after every
 /// number of expansions, same graph, and the same proven optimum.
 #[test]
 fn empty_quadrants_leave_the_search_unchanged() {
     let mut rng = crate::search::SplitMix::new(31);
     let data = one_hot_data(&mut rng, 1_100, 0);
-    let mut model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
-    model.tabulate(1_100, 8, 64);
+    let model = fast_model(&data);
     for k in [50, 400, 100_000] {
         let run = |with_quadrants: bool| {
             let mut search = Search::new(&data, &model, small::SMALL_ROWS);
@@ -747,8 +753,7 @@ fn shedding_splits_near_the_memory_limit_keeps_the_optimum() {
     use crate::search::CancelFlag;
     let mut rng = crate::search::SplitMix::new(37);
     let data = one_hot_data(&mut rng, 1_100, 8);
-    let mut model = Posterior::new(0.95, 0.5, vec![2.5, 2.5]).unwrap();
-    model.tabulate(1_100, 16, 64);
+    let model = fast_model(&data);
     let mut free = Search::new(&data, &model, small::SMALL_ROWS);
     assert_eq!(free.run(&Budget::unlimited(), None, None), Status::Optimal);
     assert_eq!(free.shed_splits, 0, "no limit, nothing shed");
@@ -774,8 +779,7 @@ fn a_second_thread_leaves_the_search_unchanged() {
     let two = one_hot_data(&mut rng, 1_100, 6);
     let (_, _, three) = random_data(&mut rng, (400, 10, 3), 3);
     for (data, k) in [(&two, 2), (&three, 3)] {
-        let mut model = Posterior::new(0.95, 0.5, vec![2.5; k]).unwrap();
-        model.tabulate(data.n_rows(), data.n_features(), 64);
+        let model = fast_model(data);
         for limit in [50, 400, 100_000] {
             let run = |two_threads: bool| {
                 let mut search = Search::new(data, &model, small::SMALL_ROWS);
