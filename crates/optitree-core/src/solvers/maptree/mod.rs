@@ -19,6 +19,7 @@ pub mod graph;
 mod lookup;
 pub mod model;
 pub mod quadrants;
+mod regrow;
 pub mod search;
 pub mod small;
 
@@ -118,6 +119,7 @@ pub fn solve(
     stats.set_count("exact_closures", search.exact_closures);
     stats.set_count("pruned_splits", search.pruned_splits);
     stats.set_count("shed_splits", search.shed_splits);
+    stats.set_count("regrown_subtrees", search.regrown_subtrees);
     stats.set_count("deferred_splits", search.deferred_splits);
     stats.set_count("reexpansions", search.reexpansions);
     stats.set_count("evaluated_splits", search.evaluated_splits);
