@@ -891,6 +891,23 @@ def test_expansion_limit():
     assert clf.upper_bound_ == 84.81756506742671
 
 
+def test_regrown_subtrees_find_mushrooms_map_tree_early():
+    # Greedy trees miss it: under the root split its first split pays off only a level down.
+    # Regrowing the incumbent's subtrees right after the dive finds it (cost from the proof).
+    X, y = load_cp4im("mushroom", return_X_y=True)
+    with pytest.warns(NotProvenOptimalWarning):
+        clf = MAPTreeClassifier(max_expansions=100).fit(X, y)
+    assert clf.status_ == "node_limit"
+    assert clf.statistics_["regrown_subtrees"] >= 1
+    assert close(clf.upper_bound_, 125.81938707851333)
+    Xa, ya = cp4im_arrays("mushroom")
+    tree = clf.to_reference_string()
+    assert close(
+        maptree_cost(Xa.tolist(), ya.tolist(), tree, 0.95, 0.5, [2.5, 2.5]), clf.upper_bound_
+    )
+    assert close(-clf.log_posterior_, clf.upper_bound_)
+
+
 def test_expansion_limit_on_tiny_data():
     X, y = FOUR * 3, [0, 1, 1, 0] * 3
     with pytest.warns(NotProvenOptimalWarning):

@@ -17,11 +17,21 @@ use super::model::Posterior;
 use crate::data::popcount::intersection_counts2_each;
 use crate::data::{Bitset, Dataset};
 
+/// `(rows, class-1 rows)` of a subset.
+type Counts = (u64, u64);
+
 /// A subtree's shape: leaves, and splits on a feature (`[= 0 child, = 1 child]`).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Shape {
     Leaf,
     Split(usize, Box<[Shape; 2]>),
+}
+
+impl Shape {
+    /// Whether its root splits on `feature`.
+    pub(super) fn splits_on(&self, feature: usize) -> bool {
+        matches!(self, Shape::Split(f, _) if *f == feature)
+    }
 }
 
 /// Grows subtrees over one dataset, with reused scratch space.
@@ -31,15 +41,15 @@ pub(super) struct Grower<'a> {
     /// The binary features (the only ones MAPTree splits on).
     features: Vec<usize>,
     /// `(rows, class-1 rows)` of each column of `columns` on the subset counted last.
-    counts: Vec<(u64, u64)>,
+    counts: Vec<Counts>,
     columns: Vec<&'a [u64]>,
 }
 
 /// The features of `candidates` that divide a subset of `total` rows, with their `= 1` sides'
 /// `(rows, class-1 rows)`.
-fn dividers(candidates: &[usize], counts: &[(u64, u64)], total: u64) -> Vec<(usize, (u64, u64))> {
+fn dividers(candidates: &[usize], counts: &[Counts], total: u64) -> Vec<(usize, Counts)> {
     let sides = candidates.iter().zip(counts);
-    let divides = |&(_, &(n1, _)): &(&usize, &(u64, u64))| n1 > 0 && n1 < total;
+    let divides = |&(_, &(n1, _)): &(&usize, &Counts)| n1 > 0 && n1 < total;
     sides.filter(divides).map(|(&f, &c)| (f, c)).collect()
 }
 
@@ -59,7 +69,7 @@ impl<'a> Grower<'a> {
 
     /// The `(rows, class-1 rows)` of `rows` and of the `= 1` side of each of `candidates`
     /// within it.
-    fn count(&mut self, rows: &Bitset, candidates: &[usize]) -> (u64, u64) {
+    fn count(&mut self, rows: &Bitset, candidates: &[usize]) -> Counts {
         let class1 = self.data.rows_of_class(1);
         self.columns.clear();
         let columns = candidates
@@ -78,23 +88,49 @@ impl<'a> Grower<'a> {
     }
 
     /// Cost of a leaf of `(rows, class-1 rows)` at `depth`.
-    fn leaf(&self, depth: u32, splittable: bool, (n, b): (u64, u64)) -> f64 {
+    fn leaf(&self, depth: u32, splittable: bool, (n, b): Counts) -> f64 {
         self.model.leaf_cost(depth, splittable, &[n - b, b])
+    }
+
+    /// The counts of `rows` and the features that divide it (see [`dividers`]).
+    fn node(&mut self, rows: &Bitset) -> (Counts, Vec<(usize, Counts)>) {
+        let features = std::mem::take(&mut self.features);
+        let node = self.count(rows, &features);
+        self.features = features;
+        (node, dividers(&self.features, &self.counts, node.0))
     }
 
     /// The subtree grown from `rows` at `depth`, each split chosen by the look-ahead, with its
     /// exact cost. A leaf wherever the grown split costs more than the leaf.
     pub(super) fn grow(&mut self, rows: &Bitset, depth: u32) -> (f64, Shape) {
-        let features = std::mem::take(&mut self.features);
-        let node = self.count(rows, &features);
-        self.features = features;
-        let valid = dividers(&self.features, &self.counts, node.0);
+        let (node, valid) = self.node(rows);
         let leaf = self.leaf(depth, !valid.is_empty(), node);
         let Some(feature) = self.best_split(rows, depth, node, &valid, leaf) else {
             return (leaf, Shape::Leaf);
         };
-        let pen = self.model.split_penalty(depth, valid.len());
-        let mut cost = pen;
+        let grown = self.grow_below(rows, depth, feature, valid.len());
+        match grown.0 < leaf {
+            true => grown,
+            false => (leaf, Shape::Leaf),
+        }
+    }
+
+    /// The subtree that splits `rows` at `depth` on `feature` (which divides it) and grows
+    /// both children, with its exact cost.
+    pub(super) fn grow_under(&mut self, rows: &Bitset, depth: u32, feature: usize) -> (f64, Shape) {
+        let n_valid = self.node(rows).1.len();
+        self.grow_below(rows, depth, feature, n_valid)
+    }
+
+    /// [`Self::grow_under`], given the number of features that divide `rows`.
+    fn grow_below(
+        &mut self,
+        rows: &Bitset,
+        depth: u32,
+        feature: usize,
+        n_valid: usize,
+    ) -> (f64, Shape) {
+        let mut cost = self.model.split_penalty(depth, n_valid);
         let mut children = [Shape::Leaf, Shape::Leaf];
         for side in [0, 1] {
             let child = rows.and(self.data.rows_with(feature, side));
@@ -102,10 +138,7 @@ impl<'a> Grower<'a> {
             cost += c;
             children[side] = shape;
         }
-        match cost < leaf {
-            true => (cost, Shape::Split(feature, Box::new(children))),
-            false => (leaf, Shape::Leaf),
-        }
+        (cost, Shape::Split(feature, Box::new(children)))
     }
 
     /// The split of `rows` (counts `node`, dividing features `valid`) whose children cost
@@ -115,8 +148,8 @@ impl<'a> Grower<'a> {
         &mut self,
         rows: &Bitset,
         depth: u32,
-        node: (u64, u64),
-        valid: &[(usize, (u64, u64))],
+        node: Counts,
+        valid: &[(usize, Counts)],
         leaf: f64,
     ) -> Option<usize> {
         let candidates: Vec<usize> = valid.iter().map(|&(f, _)| f).collect();
@@ -146,7 +179,7 @@ impl<'a> Grower<'a> {
         &mut self,
         rows: &Bitset,
         depth: u32,
-        node: (u64, u64),
+        node: Counts,
         candidates: &[usize],
     ) -> f64 {
         self.count(rows, candidates);

@@ -299,7 +299,18 @@ impl<'a> Search<'a> {
             if node.solved() || depth > REGROWN_DEPTH {
                 continue;
             }
-            let (cost, shape) = grower.grow(&rows, depth);
+            let (mut cost, mut shape) = grower.grow(&rows, depth);
+            // The incumbent's split, or the one the lower bounds point at, may do better with
+            // its children regrown although the look-ahead prefers another (mushroom's root).
+            for f in self.split_features(id) {
+                if !shape.splits_on(f) {
+                    let under = grower.grow_under(&rows, depth, f);
+                    if under.0 < cost {
+                        (cost, shape) = under;
+                    }
+                }
+            }
+            let node = &self.graph.or[id as usize];
             // Only a clear gain: the regrown cost is summed in another order than the graph's.
             if cost < node.ub - 1e-9 * node.ub.abs().max(1.0) {
                 self.regrown_subtrees += 1;
@@ -319,6 +330,22 @@ impl<'a> Search<'a> {
             }
         }
         None
+    }
+
+    /// The features of the splits giving node `id` its upper and its lower bound (none, one or
+    /// two of them).
+    fn split_features(&self, id: u32) -> Vec<usize> {
+        if !self.graph.or[id as usize].expanded() {
+            return Vec::new();
+        }
+        let e = self.graph.exp(id);
+        let splits = [e.best_ub, e.best_lb].into_iter();
+        let mut features: Vec<usize> = splits
+            .filter(|&a| a != NONE && a != DEFERRED)
+            .map(|a| self.graph.and[a as usize].feature as usize)
+            .collect();
+        features.dedup();
+        features
     }
 
     /// Makes the graph hold `shape` below node `id` (of `rows`): expands the nodes on it and
