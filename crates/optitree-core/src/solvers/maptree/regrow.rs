@@ -11,11 +11,13 @@
 //!
 //! Two classes. The cost of a regrown subtree is exact: every node counts the features that
 //! divide it. Only the choice of a split guesses, taking the leaves below the look-ahead to be
-//! splittable.
+//! splittable. When the budget runs out, the nodes not grown yet stay leaves (their cost is
+//! still exact).
 
 use super::model::Posterior;
 use crate::data::popcount::intersection_counts2_each;
 use crate::data::{Bitset, Dataset};
+use crate::search::Budget;
 
 /// `(rows, class-1 rows)` of a subset.
 type Counts = (u64, u64);
@@ -38,6 +40,9 @@ impl Shape {
 pub(super) struct Grower<'a> {
     data: &'a Dataset,
     model: &'a Posterior,
+    /// Growing stops (every node left a leaf) once the budget's time is up or the search is
+    /// interrupted: a regrowth on wide data counts for a while.
+    budget: &'a Budget,
     /// The binary features (the only ones MAPTree splits on).
     features: Vec<usize>,
     /// `(rows, class-1 rows)` of each column of `columns` on the subset counted last.
@@ -54,13 +59,14 @@ fn dividers(candidates: &[usize], counts: &[Counts], total: u64) -> Vec<(usize, 
 }
 
 impl<'a> Grower<'a> {
-    pub(super) fn new(data: &'a Dataset, model: &'a Posterior) -> Self {
+    pub(super) fn new(data: &'a Dataset, model: &'a Posterior, budget: &'a Budget) -> Self {
         let features = (0..data.n_features())
             .filter(|&f| data.n_values(f) == 2)
             .collect();
         Grower {
             data,
             model,
+            budget,
             features,
             counts: Vec::new(),
             columns: Vec::new(),
@@ -87,6 +93,12 @@ impl<'a> Grower<'a> {
         (rows.count(), rows.intersection_count(class1))
     }
 
+    /// Whether the budget stopped growing (time up or interrupted; its expansion and memory
+    /// limits are the search's to check).
+    fn stopped(&self) -> bool {
+        self.budget.check(0, 0).is_some()
+    }
+
     /// Cost of a leaf of `(rows, class-1 rows)` at `depth`.
     fn leaf(&self, depth: u32, splittable: bool, (n, b): Counts) -> f64 {
         self.model.leaf_cost(depth, splittable, &[n - b, b])
@@ -105,6 +117,9 @@ impl<'a> Grower<'a> {
     pub(super) fn grow(&mut self, rows: &Bitset, depth: u32) -> (f64, Shape) {
         let (node, valid) = self.node(rows);
         let leaf = self.leaf(depth, !valid.is_empty(), node);
+        if self.stopped() {
+            return (leaf, Shape::Leaf);
+        }
         let Some(feature) = self.best_split(rows, depth, node, &valid, leaf) else {
             return (leaf, Shape::Leaf);
         };
@@ -157,6 +172,9 @@ impl<'a> Grower<'a> {
         let mut best = (leaf, None);
         let mut child = Bitset::empty(rows.len());
         for &(f, ones) in valid {
+            if self.stopped() {
+                break;
+            }
             let zeros = (node.0 - ones.0, node.1 - ones.1);
             let mut cost = pen;
             for (side, counts) in [(0, zeros), (1, ones)] {

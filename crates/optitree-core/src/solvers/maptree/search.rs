@@ -288,7 +288,7 @@ impl<'a> Search<'a> {
             return None;
         }
         let data = self.graph.data;
-        let mut grower = Grower::new(data, self.model);
+        let mut grower = Grower::new(data, self.model, budget);
         let mut stack = vec![(0u32, data.all_rows())];
         while let Some((id, rows)) = stack.pop() {
             if let Some(status) = budget.check(self.expansions, self.graph.memory()) {

@@ -840,7 +840,8 @@ fn regrown_subtrees_cost_what_they_claim() {
             continue;
         }
         let depth = rng.below(3) as u32;
-        let (cost, shape) = regrow::Grower::new(&data, &m).grow(&rows, depth);
+        let budget = Budget::unlimited();
+        let (cost, shape) = regrow::Grower::new(&data, &m, &budget).grow(&rows, depth);
         let recomputed = shape_cost(&data, &m, &shape, &rows, depth);
         assert!(
             (cost - recomputed).abs() < 1e-9,
