@@ -898,6 +898,7 @@ def test_regrown_subtrees_find_mushrooms_map_tree_early():
     with pytest.warns(NotProvenOptimalWarning):
         clf = MAPTreeClassifier(max_expansions=100).fit(X, y)
     assert clf.status_ == "node_limit"
+    assert clf.statistics_["expansions"] == 100, "grafting never passes the limit"
     assert clf.statistics_["regrown_subtrees"] >= 1
     assert close(clf.upper_bound_, 125.81938707851333)
     Xa, ya = cp4im_arrays("mushroom")

@@ -76,8 +76,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
         looks one split ahead, bounding each child from its class counts and the features that
         surely divide it), evaluates a node's splits lazily, most promising first, and solves
         nodes of at most 12 rows exactly; among equally probable trees it may return a
-        different one. With two classes it also improves the best tree so far (what a time or
-        memory limit returns): now and then each of its top nodes is regrown, choosing every
+        different one. It also improves the best tree so far (what a time or memory limit
+        returns): now and then each of its top nodes is regrown, choosing every
         split by the best it allows one level further down, and the regrown subtree replaces
         the old one where it is more probable (``statistics_['regrown_subtrees']`` counts
         them).

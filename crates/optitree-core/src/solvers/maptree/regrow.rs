@@ -9,7 +9,7 @@
 //! of its incumbent tree and keeps a regrown subtree only where it costs less (see
 //! `Search::improve_incumbent`).
 //!
-//! Two classes. The cost of a regrown subtree is exact: every node counts the features that
+//! Any number of classes. The cost of a regrown subtree is exact: every node counts the features that
 //! divide it. Only the choice of a split guesses, taking the leaves below the look-ahead to be
 //! splittable. When the budget runs out, the nodes not grown yet stay leaves (their cost is
 //! still exact).
@@ -18,9 +18,6 @@ use super::model::Posterior;
 use crate::data::popcount::intersection_counts2_each;
 use crate::data::{Bitset, Dataset};
 use crate::search::Budget;
-
-/// `(rows, class-1 rows)` of a subset.
-type Counts = (u64, u64);
 
 /// A subtree's shape: leaves, and splits on a feature (`[= 0 child, = 1 child]`).
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +33,13 @@ impl Shape {
     }
 }
 
+/// The features dividing a subset, with the class counts of their `= 1` sides (`k` a feature,
+/// in order).
+struct Dividers {
+    features: Vec<usize>,
+    ones: Vec<u64>,
+}
+
 /// Grows subtrees over one dataset, with reused scratch space.
 pub(super) struct Grower<'a> {
     data: &'a Dataset,
@@ -43,19 +47,15 @@ pub(super) struct Grower<'a> {
     /// Growing stops (every node left a leaf) once the budget's time is up or the search is
     /// interrupted: a regrowth on wide data counts for a while.
     budget: &'a Budget,
+    /// The number of classes.
+    k: usize,
     /// The binary features (the only ones MAPTree splits on).
     features: Vec<usize>,
-    /// `(rows, class-1 rows)` of each column of `columns` on the subset counted last.
-    counts: Vec<Counts>,
+    /// The class counts of each candidate's `= 1` side (`k` a candidate) on the subset counted
+    /// last.
+    sides: Vec<u64>,
     columns: Vec<&'a [u64]>,
-}
-
-/// The features of `candidates` that divide a subset of `total` rows, with their `= 1` sides'
-/// `(rows, class-1 rows)`.
-fn dividers(candidates: &[usize], counts: &[Counts], total: u64) -> Vec<(usize, Counts)> {
-    let sides = candidates.iter().zip(counts);
-    let divides = |&(_, &(n1, _)): &(&usize, &Counts)| n1 > 0 && n1 < total;
-    sides.filter(divides).map(|(&f, &c)| (f, c)).collect()
+    pairs: Vec<(u64, u64)>,
 }
 
 impl<'a> Grower<'a> {
@@ -67,30 +67,54 @@ impl<'a> Grower<'a> {
             data,
             model,
             budget,
+            k: data.n_classes(),
             features,
-            counts: Vec::new(),
+            sides: Vec::new(),
             columns: Vec::new(),
+            pairs: Vec::new(),
         }
     }
 
-    /// The `(rows, class-1 rows)` of `rows` and of the `= 1` side of each of `candidates`
-    /// within it.
-    fn count(&mut self, rows: &Bitset, candidates: &[usize]) -> Counts {
-        let class1 = self.data.rows_of_class(1);
+    /// Counts the classes of the `= 1` side of each of `candidates` within `rows` into
+    /// `sides`: one pass a class after the first.
+    fn count_sides(&mut self, rows: &Bitset, candidates: &[usize]) {
+        let (k, n) = (self.k, candidates.len());
         self.columns.clear();
         let columns = candidates
             .iter()
             .map(|&f| self.data.rows_with(f, 1).words());
         self.columns.extend(columns);
-        self.counts.clear();
-        self.counts.resize(candidates.len(), (0, 0));
-        intersection_counts2_each(
-            rows.words(),
-            &self.columns,
-            class1.words(),
-            &mut self.counts,
-        );
-        (rows.count(), rows.intersection_count(class1))
+        self.sides.clear();
+        self.sides.resize(n * k, 0);
+        self.pairs.resize(n, (0, 0));
+        // Each pass also gives the sides' sizes (one pass even for a single class).
+        for c in 1.min(k.saturating_sub(1))..k {
+            let class = self.data.rows_of_class(c).words();
+            intersection_counts2_each(rows.words(), &self.columns, class, &mut self.pairs);
+            for (side, &(_, in_class)) in self.sides.chunks_exact_mut(k).zip(&self.pairs) {
+                side[c] = in_class;
+            }
+        }
+        // The first class is what the side holds beyond the others.
+        for (side, &(n1, _)) in self.sides.chunks_exact_mut(k).zip(&self.pairs) {
+            side[0] = n1 - side[1..].iter().sum::<u64>();
+        }
+    }
+
+    /// The features of `candidates` that divide a subset of `total` rows, from `sides`.
+    fn dividers(&self, candidates: &[usize], total: u64) -> Dividers {
+        let mut out = Dividers {
+            features: Vec::new(),
+            ones: Vec::new(),
+        };
+        for (&f, side) in candidates.iter().zip(self.sides.chunks_exact(self.k)) {
+            let n1: u64 = side.iter().sum();
+            if n1 > 0 && n1 < total {
+                out.features.push(f);
+                out.ones.extend_from_slice(side);
+            }
+        }
+        out
     }
 
     /// Whether the budget stopped growing (time up or interrupted; its expansion and memory
@@ -99,31 +123,29 @@ impl<'a> Grower<'a> {
         self.budget.check(0, 0).is_some()
     }
 
-    /// Cost of a leaf of `(rows, class-1 rows)` at `depth`.
-    fn leaf(&self, depth: u32, splittable: bool, (n, b): Counts) -> f64 {
-        self.model.leaf_cost(depth, splittable, &[n - b, b])
-    }
-
-    /// The counts of `rows` and the features that divide it (see [`dividers`]).
-    fn node(&mut self, rows: &Bitset) -> (Counts, Vec<(usize, Counts)>) {
+    /// The class counts of `rows` and the features that divide it.
+    fn node(&mut self, rows: &Bitset) -> (Vec<u64>, Dividers) {
         let features = std::mem::take(&mut self.features);
-        let node = self.count(rows, &features);
+        self.count_sides(rows, &features);
         self.features = features;
-        (node, dividers(&self.features, &self.counts, node.0))
+        let counts = self.data.class_counts(rows);
+        let valid = self.dividers(&self.features, counts.iter().sum());
+        (counts, valid)
     }
 
     /// The subtree grown from `rows` at `depth`, each split chosen by the look-ahead, with its
     /// exact cost. A leaf wherever the grown split costs more than the leaf.
     pub(super) fn grow(&mut self, rows: &Bitset, depth: u32) -> (f64, Shape) {
         let (node, valid) = self.node(rows);
-        let leaf = self.leaf(depth, !valid.is_empty(), node);
+        let n_valid = valid.features.len();
+        let leaf = self.model.leaf_cost(depth, n_valid > 0, &node);
         if self.stopped() {
             return (leaf, Shape::Leaf);
         }
-        let Some(feature) = self.best_split(rows, depth, node, &valid, leaf) else {
+        let Some(feature) = self.best_split(rows, depth, &node, &valid, leaf) else {
             return (leaf, Shape::Leaf);
         };
-        let grown = self.grow_below(rows, depth, feature, valid.len());
+        let grown = self.grow_below(rows, depth, feature, n_valid);
         match grown.0 < leaf {
             true => grown,
             false => (leaf, Shape::Leaf),
@@ -133,7 +155,7 @@ impl<'a> Grower<'a> {
     /// The subtree that splits `rows` at `depth` on `feature` (which divides it) and grows
     /// both children, with its exact cost.
     pub(super) fn grow_under(&mut self, rows: &Bitset, depth: u32, feature: usize) -> (f64, Shape) {
-        let n_valid = self.node(rows).1.len();
+        let n_valid = self.node(rows).1.features.len();
         self.grow_below(rows, depth, feature, n_valid)
     }
 
@@ -156,30 +178,33 @@ impl<'a> Grower<'a> {
         (cost, Shape::Split(feature, Box::new(children)))
     }
 
-    /// The split of `rows` (counts `node`, dividing features `valid`) whose children cost
-    /// least when each is a leaf or split once into two leaves (the first on ties); None when
-    /// none costs less than `leaf`.
+    /// The split of `rows` (class counts `node`, dividing features `valid`) whose children
+    /// cost least when each is a leaf or split once into two leaves (the first on ties); None
+    /// when none costs less than `leaf`.
     fn best_split(
         &mut self,
         rows: &Bitset,
         depth: u32,
-        node: Counts,
-        valid: &[(usize, Counts)],
+        node: &[u64],
+        valid: &Dividers,
         leaf: f64,
     ) -> Option<usize> {
-        let candidates: Vec<usize> = valid.iter().map(|&(f, _)| f).collect();
-        let pen = self.model.split_penalty(depth, valid.len());
+        let pen = self.model.split_penalty(depth, valid.features.len());
         let mut best = (leaf, None);
         let mut child = Bitset::empty(rows.len());
-        for &(f, ones) in valid {
+        let mut zeros = vec![0; self.k];
+        for (&f, ones) in valid.features.iter().zip(valid.ones.chunks_exact(self.k)) {
             if self.stopped() {
                 break;
             }
-            let zeros = (node.0 - ones.0, node.1 - ones.1);
+            zeros
+                .iter_mut()
+                .zip(node.iter().zip(ones))
+                .for_each(|(z, (n, o))| *z = n - o);
             let mut cost = pen;
-            for (side, counts) in [(0, zeros), (1, ones)] {
+            for (side, counts) in [(0, &zeros[..]), (1, ones)] {
                 rows.and_into(self.data.rows_with(f, side), &mut child);
-                cost += self.one_split_below(&child, depth + 1, counts, &candidates);
+                cost += self.one_split_below(&child, depth + 1, counts, &valid.features);
                 if cost >= best.0 {
                     break;
                 }
@@ -191,23 +216,29 @@ impl<'a> Grower<'a> {
         best.1
     }
 
-    /// The least cost of `rows` (counts `node`) at `depth` as a leaf or split once into two
-    /// leaves (taken to be splittable); the features dividing it are among `candidates`.
+    /// The least cost of `rows` (class counts `node`) at `depth` as a leaf or split once into
+    /// two leaves (taken to be splittable); the features dividing it are among `candidates`.
     fn one_split_below(
         &mut self,
         rows: &Bitset,
         depth: u32,
-        node: Counts,
+        node: &[u64],
         candidates: &[usize],
     ) -> f64 {
-        self.count(rows, candidates);
-        let valid = dividers(candidates, &self.counts, node.0);
-        let mut best = self.leaf(depth, !valid.is_empty(), node);
-        let pen = self.model.split_penalty(depth, valid.len());
-        for &(_, ones) in &valid {
-            let zeros = (node.0 - ones.0, node.1 - ones.1);
-            let cost = pen + self.leaf(depth + 1, true, ones) + self.leaf(depth + 1, true, zeros);
-            best = best.min(cost);
+        self.count_sides(rows, candidates);
+        let valid = self.dividers(candidates, node.iter().sum());
+        let n_valid = valid.features.len();
+        let mut best = self.model.leaf_cost(depth, n_valid > 0, node);
+        let pen = self.model.split_penalty(depth, n_valid);
+        let mut zeros = vec![0; self.k];
+        for ones in valid.ones.chunks_exact(self.k) {
+            zeros
+                .iter_mut()
+                .zip(node.iter().zip(ones))
+                .for_each(|(z, (n, o))| *z = n - o);
+            let leaves = self.model.leaf_cost(depth + 1, true, ones)
+                + self.model.leaf_cost(depth + 1, true, &zeros);
+            best = best.min(pen + leaves);
         }
         best
     }

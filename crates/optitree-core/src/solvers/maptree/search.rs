@@ -41,7 +41,7 @@ const FIRST_SPLITS: usize = 16;
 /// proved in 14.9 s instead of 17.2; below it (heart-cleveland, soybean) counting pays.
 const FLOOR_WORK: usize = 32_768;
 
-/// Fast mode, two classes: the incumbent tree is improved by regrown subtrees
+/// Fast mode: the incumbent tree is improved by regrown subtrees
 /// ([`Search::improve_incumbent`]) after the dive, then when the expansions reach this and each
 /// doubling of it (a pass costs about as much as a few hundred expansions on mushroom).
 const FIRST_REGROWTH: u64 = 1 << 14;
@@ -96,7 +96,7 @@ pub struct Search<'a> {
     memory_limit: Option<usize>,
     /// Evaluated splits left unmaterialised for memory (fast mode).
     pub shed_splits: u64,
-    /// Subtrees of the incumbent replaced by cheaper regrown ones (fast mode, two classes).
+    /// Subtrees of the incumbent replaced by cheaper regrown ones (fast mode).
     pub regrown_subtrees: u64,
     /// The expansions at which the incumbent is next regrown (`FIRST_REGROWTH`; tests lower
     /// it, or set it to `u64::MAX` for no regrowth at all).
@@ -190,7 +190,7 @@ impl<'a> Search<'a> {
             .flatten();
         let dived = if self.small_rows > 0 {
             self.dive(budget, max_expansions)
-                .or_else(|| self.improve_incumbent(budget))
+                .or_else(|| self.improve_incumbent(budget, max_expansions))
         } else {
             None
         };
@@ -206,7 +206,7 @@ impl<'a> Search<'a> {
             }
             if self.expansions >= self.next_regrowth {
                 self.next_regrowth = self.expansions.saturating_mul(2).max(1);
-                if let Some(status) = self.improve_incumbent(budget) {
+                if let Some(status) = self.improve_incumbent(budget, max_expansions) {
                     break status;
                 }
             }
@@ -276,15 +276,19 @@ impl<'a> Search<'a> {
         None
     }
 
-    /// Fast mode, two classes: regrows each node of the incumbent tree down to
+    /// Fast mode: regrows each node of the incumbent tree down to
     /// `REGROWN_DEPTH` by a two-level look-ahead ([`Grower`]) and grafts the regrown subtree
     /// into the graph where it costs less than the node's upper bound; the walk goes on along
     /// the incumbent as it then is. Greedy trees choose each split by its two leaves, and can
     /// miss a subtree whose first split pays off only one level down: mushroom's upper bound
     /// stayed 20 nats above the MAP tree's until the proof closed. Every bound stays valid:
-    /// grafting only expands nodes and materialises splits.
-    fn improve_incumbent(&mut self, budget: &Budget) -> Option<Status> {
-        if self.count_bound.is_none() || self.next_regrowth == u64::MAX {
+    /// grafting only expands nodes and materialises splits (never past `max_expansions`).
+    pub(super) fn improve_incumbent(
+        &mut self,
+        budget: &Budget,
+        max_expansions: Option<u64>,
+    ) -> Option<Status> {
+        if self.small_rows == 0 || self.next_regrowth == u64::MAX {
             return None;
         }
         let data = self.graph.data;
@@ -314,7 +318,7 @@ impl<'a> Search<'a> {
             // Only a clear gain: the regrown cost is summed in another order than the graph's.
             if cost < node.ub - 1e-9 * node.ub.abs().max(1.0) {
                 self.regrown_subtrees += 1;
-                self.graft(id, &rows, &shape);
+                self.graft(id, &rows, &shape, max_expansions);
             }
             if !self.graph.or[id as usize].expanded() {
                 continue;
@@ -350,11 +354,15 @@ impl<'a> Search<'a> {
 
     /// Makes the graph hold `shape` below node `id` (of `rows`): expands the nodes on it and
     /// materialises their splits, so that the node's upper bound is at most the shape's cost.
-    fn graft(&mut self, id: u32, rows: &Bitset, shape: &Shape) {
+    /// Stops where expanding would pass `max_expansions` (what was grafted stays valid).
+    fn graft(&mut self, id: u32, rows: &Bitset, shape: &Shape, max_expansions: Option<u64>) {
         let Shape::Split(feature, children) = shape else {
             return;
         };
         if !self.graph.or[id as usize].expanded() {
+            if max_expansions.is_some_and(|k| self.expansions >= k) {
+                return;
+            }
             self.open(id, rows);
         }
         if self.graph.or[id as usize].solved() {
@@ -364,7 +372,7 @@ impl<'a> Search<'a> {
         let child = self.graph.and[and as usize].child;
         for side in [0, 1] {
             let side_rows = rows.and(self.graph.data.rows_with(*feature, side));
-            self.graft(child[side], &side_rows, &children[side]);
+            self.graft(child[side], &side_rows, &children[side], max_expansions);
         }
     }
 

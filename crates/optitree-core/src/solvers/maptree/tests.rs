@@ -821,14 +821,15 @@ fn shape_cost(data: &Dataset, m: &Posterior, shape: &regrow::Shape, rows: &Bitse
 }
 
 /// A regrown subtree costs what the grower says, recomputed node by node, and never less than
-/// the exact optimum (random data and subsets, two classes).
+/// the exact optimum (random data and subsets, two and three classes).
 #[test]
 fn regrown_subtrees_cost_what_they_claim() {
     let mut rng = crate::search::SplitMix::new(43);
     for case in 0..300 {
         let n = 1 + rng.below(80);
         let f = 1 + rng.below(6);
-        let (_, _, data) = random_data(&mut rng, (n, f, 2), 2 + case % 3);
+        let k = 2 + case % 2;
+        let (_, _, data) = random_data(&mut rng, (n, f, k), 2 + case % 3);
         let m = fast_model(&data);
         let mut rows = data.all_rows();
         for r in 0..n {
@@ -868,16 +869,14 @@ fn regrowth_finds_what_greedy_trees_miss_and_keeps_the_optimum() {
         .collect();
     let data = Dataset::new(&x, f, &y, Some(&vec![2; f]), Some(2), None).unwrap();
     let model = fast_model(&data);
-    let anytime = |regrow: bool| {
-        let mut search = Search::new(&data, &model, small::SMALL_ROWS);
-        if !regrow {
-            search.next_regrowth = u64::MAX;
-        }
-        search.run(&Budget::unlimited(), Some(1), None);
-        (search.bounds().1, search.regrown_subtrees)
-    };
-    let (greedy, none) = anytime(false);
-    let (regrown, grafted) = anytime(true);
+    // The dive alone (one expansion: no split of the root beats its leaf), then a regrowth.
+    let mut search = Search::new(&data, &model, small::SMALL_ROWS);
+    search.next_regrowth = u64::MAX;
+    search.run(&Budget::unlimited(), Some(1), None);
+    let (greedy, none) = (search.bounds().1, search.regrown_subtrees);
+    search.next_regrowth = 1;
+    search.improve_incumbent(&Budget::unlimited(), None);
+    let (regrown, grafted) = (search.bounds().1, search.regrown_subtrees);
     assert_eq!(none, 0);
     assert!(
         grafted > 0 && regrown < greedy - 1.0,
@@ -892,9 +891,9 @@ fn regrowth_finds_what_greedy_trees_miss_and_keeps_the_optimum() {
         Status::Optimal
     );
     assert!((search.bounds().1 - exact).abs() < 1e-9);
-    // Random data too, with regrowth from the eighth expansion on.
+    // Random data too, two and three classes, with regrowth from the eighth expansion on.
     for case in 0..60 {
-        let shape = (1 + rng.below(60), 1 + rng.below(5), 2);
+        let shape = (1 + rng.below(60), 1 + rng.below(5), 2 + case % 2);
         let (_, _, data) = random_data(&mut rng, shape, 2);
         let model = fast_model(&data);
         let mut search = Search::new(&data, &model, small::SMALL_ROWS);
