@@ -5,14 +5,15 @@
 //! until the proof closes: under its root split the MAP tree opens with a split that only pays
 //! off one level further down. Choosing each split by the best it allows one level below (each
 //! child a leaf, or split once more into two leaves) finds that subtree, and soybean's MAP tree
-//! too. Grown at the root it does worse than the greedy tree, so the search regrows each node
-//! of its incumbent tree and keeps a regrown subtree only where it costs less (see
-//! `Search::improve_incumbent`).
+//! too. Grown at the root it picks another split and does worse than the greedy tree, so the
+//! search regrows each node of its incumbent tree, also below the node's own best splits with
+//! only their children regrown ([`Grower::grow_under`]), and keeps a regrown subtree only where
+//! it costs less (see `Search::improve_incumbent`).
 //!
-//! Any number of classes. The cost of a regrown subtree is exact: every node counts the features that
-//! divide it. Only the choice of a split guesses, taking the leaves below the look-ahead to be
-//! splittable. When the budget runs out, the nodes not grown yet stay leaves (their cost is
-//! still exact).
+//! Any number of classes. The cost of a regrown subtree is exact: every node counts the
+//! features that divide it. Only the choice of a split guesses, taking the leaves below the
+//! look-ahead to be splittable. When the budget runs out, the nodes not grown yet stay leaves
+//! (their cost is still exact).
 
 use super::model::Posterior;
 use crate::data::popcount::intersection_counts2_each;

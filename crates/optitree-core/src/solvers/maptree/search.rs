@@ -386,19 +386,10 @@ impl<'a> Search<'a> {
         if let Some(and) = found {
             return and;
         }
-        let data = self.graph.data;
-        let depth = self.graph.depth(id);
         let pen = self.penalty(id);
         let valid: Vec<usize> = self.dividing(rows, rows.count()).collect();
-        let mut child = [NONE; 2];
-        for side in [1usize, 0] {
-            let side_rows = rows.and(data.rows_with(feature, side));
-            let found = self.lookup(&side_rows, depth + 1, &valid);
-            child[side] = self.materialise(found, id, feature, side);
-        }
-        let [c0, c1] = child.map(|c| &self.graph.or[c as usize]);
-        let ub = (c0.ub + c1.ub) + pen;
-        let and = self.graph.push_and(feature as u32, id, child);
+        let mut side_rows = Bitset::empty(rows.len());
+        let (and, ub) = self.push_split(id, rows, feature, &valid, pen, &mut side_rows);
         self.graph.exp_mut(id).runs.push((and, 1));
         if ub < self.graph.or[id as usize].ub {
             self.graph.or[id as usize].ub = ub;
@@ -520,17 +511,9 @@ impl<'a> Search<'a> {
         }
         let pen = self.model.split_penalty(depth, valid.len());
         let first = self.graph.and.len() as u32;
-        let mut sides = [Bitset::empty(rows.len()), Bitset::empty(rows.len())];
+        let mut side_rows = Bitset::empty(rows.len());
         for &f in &valid {
-            let mut child = [NONE; 2];
-            for side in [1usize, 0] {
-                rows.and_into(data.rows_with(f, side), &mut sides[side]);
-                let found = self.lookup(&sides[side], depth + 1, &valid);
-                child[side] = self.materialise(found, id, f, side);
-            }
-            let and = self.graph.push_and(f as u32, id, child);
-            let v =
-                (self.graph.or[child[0] as usize].ub + self.graph.or[child[1] as usize].ub) + pen;
+            let (and, v) = self.push_split(id, rows, f, &valid, pen, &mut side_rows);
             if v < self.graph.or[id as usize].ub {
                 self.graph.or[id as usize].ub = v;
                 self.graph.exp_mut(id).best_ub = and;
@@ -540,6 +523,32 @@ impl<'a> Search<'a> {
             .exp_mut(id)
             .runs
             .push((first, valid.len() as u32));
+    }
+
+    /// Looks up the children of the split of node `id` (of `rows`) on `feature`, `= 1` first
+    /// (the reference's order), materialising each at once, and appends the split's AND node;
+    /// returns it with the split's upper bound. `valid`: the features that divide the rows;
+    /// `pen`: the node's split penalty; `side_rows`: scratch space.
+    fn push_split(
+        &mut self,
+        id: u32,
+        rows: &Bitset,
+        feature: usize,
+        valid: &[usize],
+        pen: f64,
+        side_rows: &mut Bitset,
+    ) -> (u32, f64) {
+        let data = self.graph.data;
+        let depth = self.graph.depth(id);
+        let mut child = [NONE; 2];
+        for side in [1usize, 0] {
+            rows.and_into(data.rows_with(feature, side), side_rows);
+            let found = self.lookup(side_rows, depth + 1, valid);
+            child[side] = self.materialise(found, id, feature, side);
+        }
+        let [c0, c1] = child.map(|c| &self.graph.or[c as usize]);
+        let ub = (c0.ub + c1.ub) + pen;
+        (self.graph.push_and(feature as u32, id, child), ub)
     }
 
     /// An expanded node no feature divides gets its exact leaf cost; the lower bound follows in
