@@ -53,8 +53,11 @@ pub struct Expansion {
     pub best_lb: u32,
     /// The AND child achieving `ub` (NONE when the leaf is best).
     pub best_ub: u32,
-    /// AND children, as runs `(first, count)` of consecutive ids (ascending features in a run).
+    /// AND children, as runs `(first, count)` of consecutive ids (ascending features in a run):
+    /// one per round of the fast mode's lazy expansion, and one per split a regrowth grafted.
     pub runs: Vec<(u32, u32)>,
+    /// How many of `runs` hold a grafted split (they are not rounds).
+    pub grafted_runs: u16,
     /// Number of features that divide the node (its split penalty's `|V|`); the fast mode does
     /// not materialise every split, so this can exceed the number of AND children.
     pub n_valid: u32,
@@ -246,6 +249,7 @@ impl<'a> Graph<'a> {
             best_lb: NONE,
             best_ub: NONE,
             runs: Vec::new(),
+            grafted_runs: 0,
             n_valid: n_valid as u32,
             deferred: f64::INFINITY,
             visited: 0,

@@ -20,17 +20,18 @@ use crate::data::popcount::intersection_counts2_each;
 use crate::data::{Bitset, Dataset};
 use crate::search::Budget;
 
-/// A subtree's shape: leaves, and splits on a feature (`[= 0 child, = 1 child]`).
+/// A subtree's shape: leaves, and splits on a feature with the subtree's cost and its children
+/// (`[= 0 child, = 1 child]`).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Shape {
     Leaf,
-    Split(usize, Box<[Shape; 2]>),
+    Split(usize, f64, Box<[Shape; 2]>),
 }
 
 impl Shape {
     /// Whether its root splits on `feature`.
     pub(super) fn splits_on(&self, feature: usize) -> bool {
-        matches!(self, Shape::Split(f, _) if *f == feature)
+        matches!(self, Shape::Split(f, _, _) if *f == feature)
     }
 }
 
@@ -176,7 +177,7 @@ impl<'a> Grower<'a> {
             cost += c;
             children[side] = shape;
         }
-        (cost, Shape::Split(feature, Box::new(children)))
+        (cost, Shape::Split(feature, cost, Box::new(children)))
     }
 
     /// The split of `rows` (class counts `node`, dividing features `valid`) whose children

@@ -209,6 +209,7 @@ impl<'a> Search<'a> {
                 if let Some(status) = self.improve_incumbent(budget, max_expansions) {
                     break status;
                 }
+                continue; // the limits and the root again, before the next step
             }
             if let Some(status) = self.step(budget) {
                 break status;
@@ -316,9 +317,10 @@ impl<'a> Search<'a> {
             }
             let node = &self.graph.or[id as usize];
             // Only a clear gain: the regrown cost is summed in another order than the graph's.
-            if cost < node.ub - 1e-9 * node.ub.abs().max(1.0) {
-                self.regrown_subtrees += 1;
-                self.graft(id, &rows, &shape, max_expansions);
+            let ub = node.ub;
+            if cost < ub - 1e-9 * ub.abs().max(1.0) {
+                self.graft(id, &rows, &shape, (budget, max_expansions));
+                self.regrown_subtrees += u64::from(self.graph.or[id as usize].ub < ub);
             }
             if !self.graph.or[id as usize].expanded() {
                 continue;
@@ -354,13 +356,24 @@ impl<'a> Search<'a> {
 
     /// Makes the graph hold `shape` below node `id` (of `rows`): expands the nodes on it and
     /// materialises their splits, so that the node's upper bound is at most the shape's cost.
-    /// Stops where expanding would pass `max_expansions` (what was grafted stays valid).
-    fn graft(&mut self, id: u32, rows: &Bitset, shape: &Shape, max_expansions: Option<u64>) {
-        let Shape::Split(feature, children) = shape else {
+    /// Leaves out the parts of the shape that cost no less than what the graph already has
+    /// there, and stops where expanding would pass a limit (what was grafted stays valid).
+    fn graft(
+        &mut self,
+        id: u32,
+        rows: &Bitset,
+        shape: &Shape,
+        (budget, max_expansions): (&Budget, Option<u64>),
+    ) {
+        let Shape::Split(feature, cost, children) = shape else {
             return;
         };
+        if *cost >= self.graph.or[id as usize].ub {
+            return;
+        }
         if !self.graph.or[id as usize].expanded() {
-            if max_expansions.is_some_and(|k| self.expansions >= k) {
+            let limit = max_expansions.is_some_and(|k| self.expansions >= k);
+            if limit || budget.check(self.expansions, self.graph.memory()).is_some() {
                 return;
             }
             self.open(id, rows);
@@ -372,7 +385,12 @@ impl<'a> Search<'a> {
         let child = self.graph.and[and as usize].child;
         for side in [0, 1] {
             let side_rows = rows.and(self.graph.data.rows_with(*feature, side));
-            self.graft(child[side], &side_rows, &children[side], max_expansions);
+            self.graft(
+                child[side],
+                &side_rows,
+                &children[side],
+                (budget, max_expansions),
+            );
         }
     }
 
@@ -390,7 +408,9 @@ impl<'a> Search<'a> {
         let valid: Vec<usize> = self.dividing(rows, rows.count()).collect();
         let mut side_rows = Bitset::empty(rows.len());
         let (and, ub) = self.push_split(id, rows, feature, &valid, pen, &mut side_rows);
-        self.graph.exp_mut(id).runs.push((and, 1));
+        let e = self.graph.exp_mut(id);
+        e.runs.push((and, 1));
+        e.grafted_runs = e.grafted_runs.saturating_add(1);
         if ub < self.graph.or[id as usize].ub {
             self.graph.or[id as usize].ub = ub;
             self.graph.exp_mut(id).best_ub = and;
@@ -645,7 +665,9 @@ impl<'a> Search<'a> {
         open.retain(|c| c.0 < node_ub);
         self.pruned_splits += (before - open.len()) as u64;
         open.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-        let quota = self.first_splits << self.graph.exp(id).runs.len().min(16);
+        let e = self.graph.exp(id);
+        let rounds = e.runs.len() - usize::from(e.grafted_runs);
+        let quota = self.first_splits << rounds.min(16);
         // The most promising leaf-leaf split is evaluated first, for the node's upper bound.
         let ub_pick = (0..open.len()).min_by(|&i, &j| open[i].2.total_cmp(&open[j].2));
         let mut order: Vec<usize> = ub_pick.into_iter().collect();

@@ -810,12 +810,17 @@ fn shape_cost(data: &Dataset, m: &Posterior, shape: &regrow::Shape, rows: &Bitse
     let valid = dividing(data, rows);
     match shape {
         regrow::Shape::Leaf => m.leaf_cost(d, !valid.is_empty(), &data.class_counts(rows)),
-        regrow::Shape::Split(f, children) => {
+        regrow::Shape::Split(f, cost, children) => {
             assert!(valid.contains(f), "feature {f} divides the rows it splits");
             let sides = [0, 1].map(|v| rows.and(data.rows_with(*f, v)));
-            m.split_penalty(d, valid.len())
+            let total = m.split_penalty(d, valid.len())
                 + shape_cost(data, m, &children[0], &sides[0], d + 1)
-                + shape_cost(data, m, &children[1], &sides[1], d + 1)
+                + shape_cost(data, m, &children[1], &sides[1], d + 1);
+            assert!(
+                (total - cost).abs() < 1e-9,
+                "a subtree costs {total}, not {cost}"
+            );
+            total
         }
     }
 }
@@ -873,11 +878,29 @@ fn regrowth_finds_what_greedy_trees_miss_and_keeps_the_optimum() {
     let mut search = Search::new(&data, &model, small::SMALL_ROWS);
     search.next_regrowth = u64::MAX;
     search.run(&Budget::unlimited(), Some(1), None);
-    let (greedy, none) = (search.bounds().1, search.regrown_subtrees);
+    let (greedy, none, dived) = (
+        search.bounds().1,
+        search.regrown_subtrees,
+        search.expansions,
+    );
     search.next_regrowth = 1;
     search.improve_incumbent(&Budget::unlimited(), None);
     let (regrown, grafted) = (search.bounds().1, search.regrown_subtrees);
     assert_eq!(none, 0);
+    // Grafting stops at an expansion limit.
+    assert!(search.expansions > dived + 1, "the graft expands nodes");
+    for limit in dived..search.expansions {
+        let mut limited = Search::new(&data, &model, small::SMALL_ROWS);
+        limited.next_regrowth = u64::MAX;
+        limited.run(&Budget::unlimited(), Some(1), None);
+        limited.next_regrowth = 1;
+        limited.improve_incumbent(&Budget::unlimited(), Some(limit));
+        assert!(
+            limited.expansions <= limit,
+            "{} after {limit}",
+            limited.expansions
+        );
+    }
     assert!(
         grafted > 0 && regrown < greedy - 1.0,
         "{regrown} vs {greedy}"
@@ -891,6 +914,7 @@ fn regrowth_finds_what_greedy_trees_miss_and_keeps_the_optimum() {
         Status::Optimal
     );
     assert!((search.bounds().1 - exact).abs() < 1e-9);
+
     // Random data too, two and three classes, with regrowth from the eighth expansion on.
     for case in 0..60 {
         let shape = (1 + rng.below(60), 1 + rng.below(5), 2 + case % 2);
