@@ -42,6 +42,13 @@ struct Dividers {
     ones: Vec<u64>,
 }
 
+/// The class counts of a split's `= 0` side, from the node's (`node`) and its `= 1` side's.
+fn other_side(node: &[u64], ones: &[u64], zeros: &mut [u64]) {
+    for (z, (n, o)) in zeros.iter_mut().zip(node.iter().zip(ones)) {
+        *z = n - o;
+    }
+}
+
 /// Grows subtrees over one dataset, with reused scratch space.
 pub(super) struct Grower<'a> {
     data: &'a Dataset,
@@ -199,10 +206,7 @@ impl<'a> Grower<'a> {
             if self.stopped() {
                 break;
             }
-            zeros
-                .iter_mut()
-                .zip(node.iter().zip(ones))
-                .for_each(|(z, (n, o))| *z = n - o);
+            other_side(node, ones, &mut zeros);
             let mut cost = pen;
             for (side, counts) in [(0, &zeros[..]), (1, ones)] {
                 rows.and_into(self.data.rows_with(f, side), &mut child);
@@ -234,10 +238,7 @@ impl<'a> Grower<'a> {
         let pen = self.model.split_penalty(depth, n_valid);
         let mut zeros = vec![0; self.k];
         for ones in valid.ones.chunks_exact(self.k) {
-            zeros
-                .iter_mut()
-                .zip(node.iter().zip(ones))
-                .for_each(|(z, (n, o))| *z = n - o);
+            other_side(node, ones, &mut zeros);
             let leaves = self.model.leaf_cost(depth + 1, true, ones)
                 + self.model.leaf_cost(depth + 1, true, &zeros);
             best = best.min(pen + leaves);

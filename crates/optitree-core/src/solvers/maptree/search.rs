@@ -264,17 +264,26 @@ impl<'a> Search<'a> {
             if !node.expanded() {
                 self.open(id, &rows);
             }
-            let best = self.graph.exp(id).best_ub;
-            if best == NONE {
-                continue;
-            }
-            let and = &self.graph.and[best as usize];
-            let (f, children) = (and.feature as usize, and.child);
-            for side in [0, 1] {
-                stack.push((children[side], rows.and(data.rows_with(f, side))));
-            }
+            self.push_incumbent_children(id, &rows, &mut stack);
         }
         None
+    }
+
+    /// Pushes the children of expanded node `id`'s incumbent split (the one giving its upper
+    /// bound), with their rows, onto `stack`; nothing for a leaf or an unexpanded node.
+    fn push_incumbent_children(&self, id: u32, rows: &Bitset, stack: &mut Vec<(u32, Bitset)>) {
+        if !self.graph.or[id as usize].expanded() {
+            return;
+        }
+        let best = self.graph.exp(id).best_ub;
+        if best == NONE {
+            return;
+        }
+        let and = &self.graph.and[best as usize];
+        let (f, children) = (and.feature as usize, and.child);
+        for side in [0, 1] {
+            stack.push((children[side], rows.and(self.graph.data.rows_with(f, side))));
+        }
     }
 
     /// Fast mode: regrows each node of the incumbent tree down to
@@ -315,25 +324,13 @@ impl<'a> Search<'a> {
                     }
                 }
             }
-            let node = &self.graph.or[id as usize];
             // Only a clear gain: the regrown cost is summed in another order than the graph's.
-            let ub = node.ub;
+            let ub = self.graph.or[id as usize].ub;
             if cost < ub - 1e-9 * ub.abs().max(1.0) {
                 self.graft(id, &rows, &shape, (budget, max_expansions));
                 self.regrown_subtrees += u64::from(self.graph.or[id as usize].ub < ub);
             }
-            if !self.graph.or[id as usize].expanded() {
-                continue;
-            }
-            let best = self.graph.exp(id).best_ub;
-            if best == NONE {
-                continue;
-            }
-            let and = &self.graph.and[best as usize];
-            let (f, children) = (and.feature as usize, and.child);
-            for side in [0, 1] {
-                stack.push((children[side], rows.and(data.rows_with(f, side))));
-            }
+            self.push_incumbent_children(id, &rows, &mut stack);
         }
         None
     }
