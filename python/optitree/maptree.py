@@ -327,11 +327,12 @@ def _binary_features(codes: np.ndarray, n_values: list[int], source: list) -> tu
 
 
 def _apply_binary(encoded: np.ndarray, spec: list) -> np.ndarray:
-    """The binary features of encoded rows (NaN where a value cannot be read)."""
+    """The binary features of encoded rows (NaN where a value cannot be read: a category
+    unseen at fit time, coded -1; a numeric value below 0 is just a number)."""
     out = np.empty((encoded.shape[0], len(spec)))
     for k, (_, value, (column, threshold)) in enumerate(spec):
         x = encoded[:, column].astype(np.float64)
-        unknown = np.isnan(x) | (x < 0)
+        unknown = np.isnan(x) if threshold is not None else np.isnan(x) | (x < 0)
         if threshold is not None:
             col = (x > threshold).astype(np.float64)
         elif value is not None:
