@@ -54,7 +54,8 @@ fn tree_route<'py>(
 ) -> PyResult<IndexPair<'py>> {
     let t = convert::tree_from_py(tree)?;
     let rows = convert::matrix_for(&t, &x)?;
-    let (reached, predicting) = py.detach(|| t.route_rows(rows.as_ref()));
+    let n_rows = x.as_array().nrows();
+    let (reached, predicting) = py.detach(|| t.route_rows(rows.as_ref(), n_rows));
     Ok((
         convert::indices(py, reached),
         convert::indices(py, predicting),
@@ -70,7 +71,8 @@ fn tree_decision_path<'py>(
 ) -> PyResult<IndexPair<'py>> {
     let t = convert::tree_from_py(tree)?;
     let rows = convert::matrix_for(&t, &x)?;
-    let (indptr, nodes) = py.detach(|| t.decision_paths(rows.as_ref()));
+    let n_rows = x.as_array().nrows();
+    let (indptr, nodes) = py.detach(|| t.decision_paths(rows.as_ref(), n_rows));
     Ok((convert::indices(py, indptr), convert::indices(py, nodes)))
 }
 

@@ -99,9 +99,15 @@ impl Tree {
         self.value(i).iter().any(|&v| v > 0.0)
     }
 
+    /// The rows of a row-major `n_rows x n_features` matrix (each empty when the tree reads no
+    /// feature: the matrix alone could not tell how many rows it has).
+    fn rows<'a>(&self, x: &'a [f64], n_rows: usize) -> impl Iterator<Item = &'a [f64]> {
+        let width = self.n_features();
+        (0..n_rows).map(move |r| x.get(r * width..(r + 1) * width).unwrap_or(&[]))
+    }
+
     /// Routes every row of a row-major `n_rows x n_features` matrix: [`Tree::route`] of each.
-    pub fn route_rows(&self, x: &[f64]) -> (Vec<usize>, Vec<usize>) {
-        let width = self.n_features().max(1);
+    pub fn route_rows(&self, x: &[f64], n_rows: usize) -> (Vec<usize>, Vec<usize>) {
         // Each node's routing facts in one record, read once per node a row passes: looking
         // them up in five arrays at every step took most of a route.
         let steps: Vec<Step> = (0..self.n_nodes())
@@ -111,9 +117,9 @@ impl Tree {
             })
             .collect();
         let (mut reached, mut predicting) = (Vec::new(), Vec::new());
-        reached.reserve_exact(x.len() / width);
-        predicting.reserve_exact(x.len() / width);
-        for row in x.chunks(width) {
+        reached.reserve_exact(n_rows);
+        predicting.reserve_exact(n_rows);
+        for row in self.rows(x, n_rows) {
             let (mut node, mut last) = (0, 0);
             loop {
                 let step = &steps[node];
@@ -131,12 +137,12 @@ impl Tree {
         (reached, predicting)
     }
 
-    /// Decision paths of every row in CSR form: `(indptr, node indices)`.
-    pub fn decision_paths(&self, x: &[f64]) -> (Vec<usize>, Vec<usize>) {
-        let width = self.n_features().max(1);
+    /// Decision paths of every row of a row-major `n_rows x n_features` matrix in CSR form:
+    /// `(indptr, node indices)`.
+    pub fn decision_paths(&self, x: &[f64], n_rows: usize) -> (Vec<usize>, Vec<usize>) {
         let mut indptr = vec![0];
         let mut nodes = Vec::new();
-        for row in x.chunks(width) {
+        for row in self.rows(x, n_rows) {
             self.walk(row, |i| nodes.push(i));
             indptr.push(nodes.len());
         }

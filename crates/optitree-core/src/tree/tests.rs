@@ -87,7 +87,7 @@ fn unroutable_values_stop_and_empty_leaves_predict_like_their_parent() {
         (1, 1),
         "NaN stops at the threshold node"
     );
-    let (indptr, nodes) = t.decision_paths(&[0.0, 0.2, 1.0, 3.0]);
+    let (indptr, nodes) = t.decision_paths(&[0.0, 0.2, 1.0, 3.0], 2);
     assert_eq!(indptr, vec![0, 3, 6]);
     assert_eq!(nodes, vec![0, 1, 2, 0, 4, 6]);
 }
@@ -149,7 +149,7 @@ fn routing_follows_the_policy_on_awkward_values() {
         .flat_map(|&a| values.iter().map(move |&b| [a, b]))
         .collect();
     let x: Vec<f64> = rows.iter().flatten().copied().collect();
-    let (reached, predicting) = t.route_rows(&x);
+    let (reached, predicting) = t.route_rows(&x, rows.len());
     for (i, row) in rows.iter().enumerate() {
         let (mut node, mut last) = (0, 0);
         loop {
@@ -164,6 +164,20 @@ fn routing_follows_the_policy_on_awkward_values() {
         assert_eq!((reached[i], predicting[i]), (node, last), "row {row:?}");
         assert_eq!(t.route(row), (node, last), "row {row:?}");
     }
+}
+
+/// A tree of no features (one leaf) still routes every row of a matrix with no columns.
+#[test]
+fn a_leaf_without_features_routes_every_row() {
+    let t = TreeSpec {
+        root: leaf(&[2.0, 1.0]),
+        n_features: 0,
+        n_classes: 2,
+    }
+    .build()
+    .expect("valid");
+    assert_eq!(t.route_rows(&[], 3), (vec![0; 3], vec![0; 3]));
+    assert_eq!(t.decision_paths(&[], 2), (vec![0, 1, 2], vec![0, 0]));
 }
 
 #[test]
