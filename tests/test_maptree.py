@@ -1180,3 +1180,36 @@ def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
     X = rng.normal(size=(20_000, 30))
     with pytest.raises(DataError, match=r"599,970 binary features.*ThresholdBinarizer"):
         MAPTreeClassifier().fit(X, (X[:, 0] > 0).astype(int))
+
+
+def test_negative_numbers_route_by_their_thresholds():
+    """A numeric value below zero is a number, not an unseen category: rows of shifted data
+    predict as the same rows unshifted."""
+    X = np.array([[-2.0], [-1.5], [-1.0], [1.0], [1.5], [2.0]] * 3)
+    y = np.array([1, 1, 1, 0, 0, 0] * 3)
+    clf = MAPTreeClassifier().fit(X, y)
+    assert clf.status_ == "optimal"
+    np.testing.assert_array_equal(clf.predict(X), y)
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(60, 3))
+    labels = (Z[:, 0] + 0.3 * Z[:, 1] > 0).astype(int)
+    shifted = MAPTreeClassifier(max_expansions=500).fit(Z - 10, labels)
+    plain = MAPTreeClassifier(max_expansions=500).fit(Z, labels)
+    np.testing.assert_array_equal(shifted.predict(Z - 10), plain.predict(Z))
+    np.testing.assert_allclose(shifted.predict_proba(Z - 10), plain.predict_proba(Z))
+
+
+def test_a_tree_without_features_predicts_every_row():
+    """Constant columns leave no binary feature: the tree is its root leaf, and still answers
+    one prediction per row."""
+    X = np.ones((10, 2))
+    y = np.arange(10) % 2
+    clf = MAPTreeClassifier().fit(X, y)
+    assert clf.tree_.n_features == 0
+    assert clf.predict(np.ones((3, 2))).shape == (3,)
+    assert clf.predict_proba(np.ones((3, 2))).shape == (3, 2)
+    assert clf.score(X, y) == 0.5
+    one = MAPTreeClassifier().fit([[0.5]], ["a"])
+    np.testing.assert_array_equal(one.predict([[0.5], [1.0]]), ["a", "a"])
+    np.testing.assert_array_equal(one.apply([[0.5], [1.0]]), [0, 0])
+    assert one.decision_path([[0.5], [1.0]]).toarray().tolist() == [[1], [1]]
