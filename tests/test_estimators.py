@@ -36,6 +36,13 @@ def test_agrees_with_brute_force_on_random_instances():
         assert clf.objective_ == pytest.approx(expected, abs=1e-12)
 
 
+def test_a_scalar_sample_weight_weighs_every_row_alike():
+    X, y = [[0], [0], [1], [1]], [0, 1, 1, 1]
+    clf = StumpClassifier().fit(X, y, sample_weight=2.0)
+    assert clf.objective_ == clf.lower_bound_ == clf.upper_bound_ == 0.75
+    assert clf.training_accuracy(X, y, sample_weight=2.0) == 0.75
+
+
 def test_string_labels_dataframes_and_names():
     X, y = load_monks(1, return_X_y=True)
     labels = np.where(y == 1, "yes", "no")

@@ -327,5 +327,6 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         y_true = np.asarray(y).ravel()
         hits = self.predict(X) == y_true
-        w = np.ones(len(y_true)) if sample_weight is None else np.asarray(sample_weight, float)
+        w = check_sample_weight(sample_weight, len(y_true))  # a scalar weighs every row alike
+        w = np.ones(len(y_true)) if w is None else w
         return float(np.sum(w * hits) / np.sum(w))
