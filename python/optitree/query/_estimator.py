@@ -76,16 +76,20 @@ class QueryTree(BaseEstimator):
         The rule actually used ("gbs", "lambda-gbs", "ggbs", "lambda-ggbs", "worst-case" or
         "optimal").
     cost_ : float
-        ``L_λ`` of the tree at ``cost_base``.
+        ``L_λ`` of the tree at ``cost_base``. A build stopped early (``status_`` "time_limit"
+        or "interrupted") leaves its unfinished nodes as ambiguous leaves, so its tree may ask
+        fewer questions than identifying the targets takes, and cost less than
+        ``lower_bound_``.
     expected_queries_ : float
         Expected number of questions (``L_1``).
     max_queries_ : int
         Largest number of questions asked for an object with positive prior (``L_∞``).
     lower_bound_ : float
         Campbell's entropy bound ``H_α(Π_y)`` (Shannon entropy at λ = 1, log2 of the number of
-        targets at λ = ∞): no tree that identifies the targets costs less. Objects that answer
-        every query alike count as one target here (no tree can separate them). With
-        ``max_depth`` the bound is capped at 1 (any tree that asks a question costs at least 1).
+        targets at λ = ∞): no tree that identifies the targets costs less (an unfinished tree,
+        which does not, may; see ``cost_``). Objects that answer every query alike count as one
+        target here (no tree can separate them). With ``max_depth`` the bound is capped at 1
+        (any tree that asks a question costs at least 1).
     status_ : str
         "greedy" (a greedy tree, no optimality claim), "optimal" (proven optimal), or why a build
         stopped early ("time_limit", "interrupted").
