@@ -598,3 +598,37 @@ fn t7_ancestry_invariants() {
     });
     assert!(broken);
 }
+
+/// A search stopped early returns at least the best tree with fewer splits that its
+/// iterative deepening proved on the way (it used to return the leaf), and reports the stop.
+#[test]
+fn a_stopped_search_keeps_the_trees_of_fewer_splits() {
+    let mut rng = SplitMix::new(32);
+    for case in 0..10 {
+        let points = random_points(&mut rng, 60, 2);
+        let y = labels(&mut rng, 60, 2);
+        let set =
+            rules::generate(&points, spec(Family::Axis), false, &Budget::unlimited()).unwrap();
+        let p = Problem::new(&set, &y, 2, Objective::Misclassification, 0);
+        let cands = topdown::Candidates::new(&p, &points, false);
+        let one = topdown::solve(&p, &cands, 1, usize::MAX, 1, &Budget::unlimited(), None);
+        // A memory limit of one byte stops the first search that keeps a memo: the one of
+        // two splits; the one-split search keeps none and finishes.
+        let tight = Budget::new(None, None, Some(1), crate::search::CancelFlag::new()).unwrap();
+        let stopped = topdown::solve(&p, &cands, 3, usize::MAX, 1, &tight, None);
+        assert_eq!(
+            stopped.status,
+            crate::search::Status::MemoryLimit,
+            "case {case}"
+        );
+        assert!(
+            stopped.cost <= one.cost,
+            "case {case}: {} > {}",
+            stopped.cost,
+            one.cost
+        );
+        let all = words::full(60);
+        let rescored = tree_cost(&p, &stopped.tree, &all, u32::MAX).unwrap();
+        assert!(close(rescored, stopped.cost), "case {case}");
+    }
+}
