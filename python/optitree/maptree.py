@@ -255,6 +255,24 @@ class MAPTreeClassifier(BaseTreeClassifier):
         proba = self.predict_proba(X)  # checks that the estimator is fitted
         return self.classes_[np.argmax(proba, axis=1)]
 
+    def _binary_sources(self) -> list[dict[str, Any]]:
+        """How each binary feature of ``tree_`` reads the input columns, for a saved tree to
+        predict raw data (the command line's ``predict``): ``{"column", "above"}`` (a
+        threshold), ``{"column", "equals", "categories"}`` (one category of a column) or
+        ``{"column", "categories"}`` (a two-valued column as it is)."""
+        names, categories = self._encoding
+        sources: list[dict[str, Any]] = []
+        for _, value, (column, threshold) in self._binary_spec:
+            entry: dict[str, Any] = {"column": names[column]}
+            if threshold is not None:
+                entry["above"] = float(threshold)
+            else:
+                entry["categories"] = categories[column]
+                if value is not None:
+                    entry["equals"] = categories[column][value]
+            sources.append(entry)
+        return sources
+
     def to_reference_string(self) -> str:
         """The tree in the reference implementation's format: ``""`` for a leaf,
         ``"(" T0 feature T1 ")"`` for a split (feature = binary feature index)."""
