@@ -215,10 +215,13 @@ def test_fit_maptree_options(capsys):
 
 @pytest.mark.parametrize("fmt, marker", [("dot", "digraph Tree {"), ("json", '"format"')])
 def test_fit_formats(capsys, fmt, marker):
-    code, out, _ = run(capsys, "fit", "--dataset", "monks-1", "--format", fmt)
+    """DOT and JSON alone on standard output (the summary on standard error): pipeable."""
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1", "--format", fmt)
     assert code == 0
-    assert marker in out
-    assert result_lines(out)["status"] == "optimal"
+    assert out.startswith(marker if fmt == "dot" else "{") and marker in out
+    if fmt == "json":
+        assert json.loads(out)["format"]
+    assert result_lines(err)["status"] == "optimal"
 
 
 def test_fit_quiet(capsys):
@@ -445,6 +448,37 @@ def test_predict_without_target_with_extra_column_and_unseen_category(capsys, tm
     assert len(predictions) == len(frame)
     tree, _ = load_json(model)
     assert predictions.tolist() == tree.predict(frame.drop(columns="id")).tolist()
+
+
+def test_a_saved_maptree_predicts_raw_columns(capsys, tmp_path):
+    """MAPTree splits derived 0/1 features (a category, a threshold): the saved model says how
+    to derive them, so `predict` reads the same columns as `fit`, and agrees with the library,
+    unseen categories included."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    c = rng.choice(["u", "v", "w"], 60)
+    frame = pd.DataFrame({"x": x, "c": c, "label": np.where((x > 0.3) | (c == "w"), "p", "n")})
+    data = tmp_path / "train.csv"
+    frame.to_csv(data, index=False)
+    model = tmp_path / "map.json"
+    code, _, err = run(capsys, "fit", data, "--algorithm", "maptree", "--save", model, "-q")
+    assert code == 0, err
+    new = frame.drop(columns="label")
+    new.loc[0, "c"] = "z"  # never seen in training
+    path = tmp_path / "new.csv"
+    new.to_csv(path, index=False)
+    code, out, err = run(capsys, "predict", model, path, "--proba")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    clf = optitree.MAPTreeClassifier().fit(frame.drop(columns="label"), frame["label"])
+    assert clf.tree_.get_n_splits() >= 2
+    assert got["prediction"].tolist() == clf.predict(new).tolist()
+    assert list(got.columns) == ["prediction", "proba_n", "proba_p"]
+    new["x"] = new["x"].astype(object)
+    new.loc[1, "x"] = "abc"
+    new.to_csv(path, index=False)
+    code, _, err = run(capsys, "predict", model, path)
+    assert_error(code, err, 1, "column 'x' needs numbers", "row 2", "'abc'")
 
 
 # ---------------------------------------------------------------------------

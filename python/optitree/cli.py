@@ -576,7 +576,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("text", "dot", "json"),
         default="text",
         help="how to print the tree: indented rules, Graphviz DOT or the JSON model "
-        "(default: text)",
+        "(default: text); with dot or json the tree alone goes to standard output and the "
+        "summary to standard error, so that it can be piped",
     )
     out.add_argument(
         "--save", metavar="MODEL.json", help="write the fitted model (with its metadata) here"
@@ -978,7 +979,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         # Long searches show their progress (iterations, bounds, gap, memory) on stderr.
         estimator.set_params(verbose=1)
 
-    out = sys.stdout
+    # DOT or JSON on standard output stays parseable: the rest goes to standard error.
+    out = sys.stdout if args.format == "text" else sys.stderr
     if not args.quiet:
         out.write(_summary(data))
         out.flush()  # the summary is useful while a long search runs
@@ -1008,15 +1010,22 @@ def cmd_fit(args: argparse.Namespace) -> int:
         "source": data.source,
         "n_rows": int(data.X.shape[0]),
     }
+    if hasattr(estimator, "_binary_sources"):
+        # MAPTree's tree splits derived 0/1 features: how to derive them from the columns.
+        metadata["binary_features"] = _json_safe(estimator._binary_sources())
 
     if not args.quiet:
         if args.format == "text":
-            out.write("\n" + export_text(tree))
-        elif args.format == "dot":
-            out.write("\n" + export_dot(tree) + "\n")
+            out.write("\n" + export_text(tree) + "\n")
         else:
-            out.write("\n" + to_json(tree, metadata=metadata, indent=2) + "\n")
-        out.write("\n")
+            out.flush()
+            text = (
+                export_dot(tree)
+                if args.format == "dot"
+                else to_json(tree, metadata=metadata, indent=2)
+            )
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
     results = (
         ("objective", _fmt(objective)),
         ("status", status),
@@ -1080,14 +1089,20 @@ def cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
     tree, metadata = _load_model(args.model)
-    names = tree.feature_names
+    sources = metadata.get("binary_features")
+    derived = isinstance(sources, list) and tree.feature_names is not None
+    names = _source_columns(sources) if derived else tree.feature_names
     # Columns whose categories are all text are read as text, so a file in which such a
     # column happens to hold only digits still matches the model's categories.
     dtypes: dict[str, Any] = {}
-    if names is not None and tree.categories is not None:
-        for name, cats in zip(names, tree.categories):
-            if cats and all(isinstance(c, str) for c in cats):
-                dtypes[name] = str
+    column_categories = (
+        [(s["column"], s.get("categories")) for s in sources]
+        if derived
+        else zip(names or [], tree.categories or [])
+    )
+    for name, cats in column_categories:
+        if cats and all(isinstance(c, str) for c in cats):
+            dtypes[name] = str
     frame = _read_csv(args.data, args.sep, dtypes)
     frame.columns = [str(c) for c in frame.columns]
     target = metadata.get("target")
@@ -1104,6 +1119,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if extra:
             _note(f"ignoring column(s) the model does not use: {', '.join(extra)}")
         frame = frame[names]
+    if derived:
+        frame = _derive_binary(frame, sources, tree.feature_names, args.data)
     result = pd.DataFrame({"prediction": tree.predict(frame)})
     if args.proba:
         proba = tree.predict_proba(frame)
@@ -1113,6 +1130,41 @@ def cmd_predict(args: argparse.Namespace) -> int:
     text = result.to_csv(index=False, sep=_separator(args.sep), lineterminator="\n")
     _emit(text, args.output)
     return 0
+
+
+def _source_columns(sources: list[dict[str, Any]]) -> list[str]:
+    """The input columns that binary features are derived from, each once, in order."""
+    return list(dict.fromkeys(str(s["column"]) for s in sources))
+
+
+def _derive_binary(frame: Any, sources: list[dict[str, Any]], names: list[str], path: str) -> Any:
+    """The 0/1 features a MAPTree model splits, from the input columns (see
+    ``MAPTreeClassifier._binary_sources``): "yes"/"no" for a threshold or a category, the
+    column itself for a two-valued column. A category the model never saw stays unreadable
+    (the row is predicted where it stops, as the library does)."""
+    import numpy as np
+    import pandas as pd
+
+    columns = {}
+    for name, source in zip(names, sources):
+        raw = frame[str(source["column"])]
+        if "above" in source:
+            values = pd.to_numeric(raw, errors="coerce")
+            bad = values.isna().to_numpy()
+            if bad.any():
+                row = int(np.argmax(bad))
+                raise CLIError(
+                    f"{path!r}: column {source['column']!r} needs numbers, but row {row + 1} "
+                    f"holds {raw.iloc[row]!r}"
+                )
+            columns[name] = np.where(values > source["above"], "yes", "no")
+        elif "equals" in source:
+            known = raw.isin(source["categories"]).to_numpy()
+            hit = (raw == source["equals"]).to_numpy()
+            columns[name] = np.where(known, np.where(hit, "yes", "no"), "(unseen)")
+        else:
+            columns[name] = raw.to_numpy()
+    return pd.DataFrame(columns)
 
 
 # ---------------------------------------------------------------------------
