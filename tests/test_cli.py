@@ -486,6 +486,22 @@ def test_a_saved_maptree_predicts_raw_columns(capsys, tmp_path):
 # ---------------------------------------------------------------------------
 
 
+def test_error_output_paths_name_the_users_path(capsys, saved, tmp_path):
+    """A directory, or a file in a missing directory, is refused before any work, by the path
+    given (not the temporary file written first)."""
+    model, data, _ = saved
+    code, _, err = run(capsys, "predict", model, data, "-o", tmp_path)
+    assert_error(code, err, 1, f"cannot write {str(tmp_path)!r}: it is a directory")
+    code, _, err = run(capsys, "show", model, "-o", tmp_path)
+    assert_error(code, err, 1, "it is a directory")
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--save", tmp_path, "-q")
+    assert_error(code, err, 1, "it is a directory")
+    missing = tmp_path / "nodir" / "out.csv"
+    code, _, err = run(capsys, "predict", model, data, "-o", missing)
+    assert_error(code, err, 1, f"cannot write {str(missing)!r}: no directory")
+    assert ".tmp" not in err
+
+
 def test_error_missing_csv(capsys, tmp_path):
     code, _, err = run(capsys, "fit", tmp_path / "nope.csv")
     assert_error(code, err, 1, "nope.csv", "no such file")

@@ -81,9 +81,11 @@ def _one_line(message: str) -> str:
     return " ".join(f"{line} {', '.join(items)}" if items else line for line, items in groups)
 
 
-def _os_error_text(exc: OSError, verb: str, what: str) -> str:
+def _os_error_text(exc: OSError, verb: str, what: str, *, own_name: bool = False) -> str:
+    """The error's text naming the file it names, or ``what`` (always with ``own_name``: a
+    write through a temporary file should name the user's path, not the temporary one)."""
     reason = (exc.strerror or str(exc)).rstrip(".")
-    name = exc.filename if exc.filename is not None else what
+    name = exc.filename if exc.filename is not None and not own_name else what
     return f"cannot {verb} {name!r}: {reason[:1].lower()}{reason[1:]}"
 
 
@@ -679,6 +681,16 @@ def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
     return frame
 
 
+def _check_writable(path: str) -> None:
+    """Refuses, before any work, a path that cannot become a file: a directory, or a file in
+    a directory that does not exist."""
+    if os.path.isdir(path):
+        raise CLIError(f"cannot write {path!r}: it is a directory")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CLIError(f"cannot write {path!r}: no directory {directory!r}")
+
+
 def _temp_beside(path: str) -> tuple[int, str]:
     """Creates a new temporary file next to ``path``; mode 0o666 filtered by the umask, like
     an ordinary ``open``, so that ``os.replace`` leaves a file with the usual permissions."""
@@ -692,12 +704,13 @@ def _temp_beside(path: str) -> tuple[int, str]:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise CLIError(_os_error_text(exc, "write", path)) from exc
+            raise CLIError(_os_error_text(exc, "write", path, own_name=True)) from exc
     raise CLIError(f"cannot write {path!r}: no free temporary name")  # pragma: no cover
 
 
 def _replace_from_temp(path: str, write: Callable[[int, str], None]) -> None:
     """Runs ``write(fd, tmp)`` on a temporary file, then moves it over ``path`` in one step."""
+    _check_writable(path)
     fd, tmp = _temp_beside(path)
     try:
         write(fd, tmp)
@@ -708,7 +721,7 @@ def _replace_from_temp(path: str, write: Callable[[int, str], None]) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise CLIError(_os_error_text(exc, "write", path)) from exc
+            raise CLIError(_os_error_text(exc, "write", path, own_name=True)) from exc
         raise
 
 
@@ -963,10 +976,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         )
     params = _algorithm_params(args)
     if args.save is not None:
-        # Find out before a possibly long search that the model cannot be saved.
-        directory = os.path.dirname(os.path.abspath(args.save))
-        if not os.path.isdir(directory):
-            raise CLIError(f"cannot write {args.save!r}: no directory {directory!r}")
+        _check_writable(args.save)  # before a possibly long search
     if args.dataset is not None:
         for flag, value in (("--target", args.target), ("--categorical", args.categorical)):
             if value is not None:
