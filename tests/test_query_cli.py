@@ -104,6 +104,27 @@ def test_cli_interactive_session(plain_csv, monkeypatch, capsys):
     assert len(questions) == qt.tree_.object_depths()[2]
 
 
+def test_cli_interactive_quit_and_early_end_say_where_they_stopped(
+    plain_csv, tmp_path, monkeypatch, capsys
+):
+    replies = iter(["q"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(replies))
+    args = ["query", str(plain_csv), "--prior", "weight", "-i"]
+    assert main(args) == 0  # quitting is the user's choice
+    out = capsys.readouterr().out
+    assert "stopped after 0 questions; 5 candidates left:" in out and "healthy  0.333" in out
+
+    def ends(prompt: str) -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", ends)
+    assert main([*args, "-o", str(tmp_path / "tree.txt")]) == 1
+    captured = capsys.readouterr()
+    assert "the answers ended before the object was identified" in captured.err
+    assert "--output and --format apply to the printed tree" in captured.err
+    assert "5 candidates left" in captured.out
+
+
 def test_cli_errors_are_one_line(objects_csv, tmp_path, capsys):
     assert main(["query", str(objects_csv), "--prior", "nope"]) == 2
     assert "--prior 'nope' is not a column" in capsys.readouterr().err

@@ -128,6 +128,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     for w in caught:
         _note(str(w.message))
     if args.interactive:
+        if args.output is not None or args.format != "text":
+            _note("--output and --format apply to the printed tree, not to --interactive")
         return _interactive(qt)
     lam = qt.cost_base
     target = "groups" if groups is not None else "objects"
@@ -161,7 +163,21 @@ def cmd_query(args: argparse.Namespace) -> int:
 _YES, _NO = {"y", "yes", "1", "true"}, {"n", "no", "0", "false"}
 
 
+def _left(session: Any, out: Any) -> None:
+    """Prints where an unfinished session stands: the most likely candidates left."""
+    n = session.n_questions
+    candidates = session.candidates()
+    out.write(
+        f"stopped after {n} question{'' if n == 1 else 's'}; {len(candidates)} candidate"
+        f"{'' if len(candidates) == 1 else 's'} left:\n"
+    )
+    for name, p in candidates[:10]:
+        out.write(f"  {name}  {p:.3f}\n")
+
+
 def _interactive(qt: Any) -> int:
+    from optitree.cli import _note
+
     session = qt.session()
     out = sys.stdout
     out.write("Answer y(es) / n(o); u = undo, c = candidates, q = quit.\n")
@@ -171,9 +187,12 @@ def _interactive(qt: Any) -> int:
             reply = input(f"Q{session.n_questions + 1}. {query}? ").strip().lower()
         except EOFError:
             out.write("\n")
+            _note("the answers ended before the object was identified")
+            _left(session, out)
             return 1
         if reply in ("q", "quit"):
-            return 1
+            _left(session, out)
+            return 0
         if reply in ("u", "undo"):
             if session.n_questions:
                 session.undo()
