@@ -64,7 +64,7 @@ def assert_error(code, err, expected_code, *fragments):
 def result_lines(out):
     """The ``name: value`` result lines of ``optitree fit`` as a dict."""
     pattern = re.compile(
-        r"^(objective|status|lower bound|upper bound|splits|leaves|depth|"
+        r"^(objective|cost \(-log posterior\)|status|lower bound|upper bound|splits|leaves|depth|"
         r"training accuracy|time \(s\)):\s+(\S+)$"
     )
     return dict(m.groups() for line in out.splitlines() if (m := pattern.match(line)))
@@ -222,6 +222,24 @@ def test_fit_formats(capsys, fmt, marker):
     if fmt == "json":
         assert json.loads(out)["format"]
     assert result_lines(err)["status"] == "optimal"
+
+
+def test_summary_says_which_number_columns_split_by_value(capsys, tmp_path):
+    path = tmp_path / "ints.csv"
+    path.write_text("x,z,label\n1,0.5,a\n2,1.5,b\n3,2.5,a\n4,3.5,b\n", encoding="utf-8")
+    code, out, _ = run(capsys, "fit", path)  # branches: whole numbers are categories
+    assert code == 0
+    assert "x  categorical, 4 values (numbers, one branch per value)" in out
+    assert "z  numeric, 4 distinct" in out
+    code, out, _ = run(capsys, "fit", path, "--algorithm", "stump")
+    assert code == 0 and "x  numeric, 4 distinct, 1 .. 4" in out
+
+
+def test_maptree_reports_its_trees_cost_beside_its_bounds(capsys):
+    code, out, _ = run(capsys, "fit", "--dataset", "monks-1", "--algorithm", "maptree", "-q")
+    results = result_lines(out)
+    assert code == 0 and results["status"] == "optimal"
+    assert results["cost (-log posterior)"] == results["lower bound"] == results["upper bound"]
 
 
 def test_fit_quiet(capsys):

@@ -515,7 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Fit a decision tree and print a summary of the data, the tree and its "
             "certificate: objective, status (optimal, or why the search stopped), lower and "
             "upper bounds, size and training accuracy. In a CSV file, columns of text are "
-            "categorical and columns of numbers numeric; only empty cells count as missing.",
+            "categorical and columns of numbers numeric, except that branches and maptree "
+            "split columns of whole numbers by value (the summary says which); only empty "
+            "cells count as missing.",
             width=80,
         ),
         epilog="algorithms:\n"
@@ -862,8 +864,9 @@ def _load_csv_data(path: str, target: str | None, sep: str, categorical: str | N
     return _Data(frame.drop(columns=[target]), frame[target], target, source, path)
 
 
-def _column_kind(column: Any) -> tuple[str, str]:
-    """(kind, details) of a feature column, following optitree's encoding rules."""
+def _column_kind(column: Any, forced: bool = False) -> tuple[str, str]:
+    """(kind, details) of a feature column, following optitree's encoding rules; ``forced``:
+    the algorithm splits this column by category even if it holds numbers."""
     import pandas as pd
 
     dtype = column.dtype
@@ -871,6 +874,8 @@ def _column_kind(column: Any) -> tuple[str, str]:
         return "categorical", f"{len(dtype.categories)} values"
     if pd.api.types.is_bool_dtype(dtype):
         return "categorical", "2 values (boolean)"
+    if forced and pd.api.types.is_numeric_dtype(dtype):
+        return "categorical", f"{column.nunique()} values (numbers, one branch per value)"
     if pd.api.types.is_numeric_dtype(dtype):
         if column.isna().any() or len(column) == 0:
             return "numeric", f"{column.nunique()} distinct"
@@ -879,8 +884,22 @@ def _column_kind(column: Any) -> tuple[str, str]:
     return "categorical", f"{column.nunique()} values"
 
 
-def _summary(data: _Data) -> str:
-    kinds = [(str(name), *_column_kind(data.X[name])) for name in data.X.columns]
+def _forced_categorical(estimator: Any, X: Any) -> set[str]:
+    """The columns of ``X`` the estimator splits by category although they hold numbers
+    (BranchesClassifier and MAPTreeClassifier: integer columns)."""
+    chosen = getattr(estimator, "_categorical_columns", lambda X: None)(X)
+    if chosen is None:
+        return set()
+    names = [str(c) for c in X.columns]
+    if len(chosen) == len(names) and all(isinstance(c, bool) for c in chosen):
+        return {name for name, keep in zip(names, chosen) if keep}
+    return {str(c) for c in chosen}
+
+
+def _summary(data: _Data, forced: set[str] = frozenset()) -> str:
+    kinds = [
+        (str(name), *_column_kind(data.X[name], str(name) in forced)) for name in data.X.columns
+    ]
     n_cat = sum(kind == "categorical" for _, kind, _ in kinds)
     lines = [
         f"data: {data.label}",
@@ -992,7 +1011,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     # DOT or JSON on standard output stays parseable: the rest goes to standard error.
     out = sys.stdout if args.format == "text" else sys.stderr
     if not args.quiet:
-        out.write(_summary(data))
+        out.write(_summary(data, _forced_categorical(estimator, data.X)))
         out.flush()  # the summary is useful while a long search runs
 
     with warnings.catch_warnings(record=True) as caught:
@@ -1005,6 +1024,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
     tree = estimator.tree_
     status = str(getattr(estimator, "status_", "unknown"))
     objective = getattr(estimator, "objective_", None)
+    # MAPTree's bounds are on the cost −log P(T, Y | X): its tree's own cost goes beside them.
+    objective_name = "objective"
+    if objective is None and hasattr(estimator, "log_posterior_"):
+        objective, objective_name = -estimator.log_posterior_, "cost (-log posterior)"
     lower = getattr(estimator, "lower_bound_", None)
     upper = getattr(estimator, "upper_bound_", None)
 
@@ -1037,7 +1060,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
     results = (
-        ("objective", _fmt(objective)),
+        (objective_name, _fmt(objective)),
         ("status", status),
         ("lower bound", _fmt(lower)),
         ("upper bound", _fmt(upper)),
