@@ -125,6 +125,17 @@ def test_cli_interactive_quit_and_early_end_say_where_they_stopped(
     assert "5 candidates left" in captured.out
 
 
+def test_cli_output_format_follows_the_extension(plain_csv, tmp_path, capsys):
+    base = ["query", str(plain_csv), "--prior", "weight"]
+    assert main([*base, "-o", str(tmp_path / "q.json")]) == 0
+    assert json.loads((tmp_path / "q.json").read_text())["format"] == "optitree.question_tree"
+    assert main([*base, "-o", str(tmp_path / "q.gv")]) == 0
+    assert (tmp_path / "q.gv").read_text().startswith("digraph")
+    assert main([*base, "-o", str(tmp_path / "q.txt"), "--format", "json"]) == 0
+    assert (tmp_path / "q.txt").read_text().startswith("{")
+    capsys.readouterr()
+
+
 def test_cli_errors_are_one_line(objects_csv, tmp_path, capsys):
     assert main(["query", str(objects_csv), "--prior", "nope"]) == 2
     assert "--prior 'nope' is not a column" in capsys.readouterr().err

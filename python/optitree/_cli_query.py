@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import warnings
 from typing import Any
@@ -60,7 +61,12 @@ def add_query_parser(commands: Any) -> None:
         help="objects with identical answers: report them (error), stop at an ambiguous leaf, "
         "or identify them as one group",
     )
-    query.add_argument("--format", choices=("text", "dot", "json"), default="text")
+    query.add_argument(
+        "--format",
+        choices=("text", "dot", "json"),
+        help="how to print the tree (default: from the --output extension, .dot/.gv or "
+        ".json, else text)",
+    )
     query.add_argument("--output", "-o", metavar="PATH", help="write the tree to this file")
     query.add_argument("--sep", default=",", help="CSV field separator (default ',')")
     query.add_argument(
@@ -128,7 +134,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     for w in caught:
         _note(str(w.message))
     if args.interactive:
-        if args.output is not None or args.format != "text":
+        if args.output is not None or args.format is not None:
             _note("--output and --format apply to the printed tree, not to --interactive")
         return _interactive(qt)
     lam = qt.cost_base
@@ -139,9 +145,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         f"cost L_λ = {qt.cost_:.6g} (lower bound {qt.lower_bound_:.6g})",
         f"expected questions {qt.expected_queries_:.6g}, at most {qt.max_queries_}",
     ]
-    if args.format == "text":
+    fmt = args.format
+    if fmt is None:
+        extension = os.path.splitext(args.output or "")[1].lower()
+        fmt = {".dot": "dot", ".gv": "dot", ".json": "json"}.get(extension, "text")
+    if fmt == "text":
         text = export_text(qt.tree_)
-    elif args.format == "dot":
+    elif fmt == "dot":
         text = export_dot(qt.tree_)
     else:
         meta = {
