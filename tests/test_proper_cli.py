@@ -104,3 +104,12 @@ def test_verbose_prints_progress_with_an_eta(capsys):
         clf.fit(X, y)
     err = capsys.readouterr().err
     assert "[proper]" in err and "ETA" in err
+
+
+def test_categorical_columns_are_refused_with_the_way_out(capsys):
+    """Before any work, naming the columns and what to do from the command line."""
+    assert main(["fit", "--dataset", "monks-1", "--algorithm", "proper"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "6 column(s) are categorical ('a1', 'a2'" in captured.err
+    assert "use --algorithm branches, maptree or stump" in captured.err

@@ -1004,6 +1004,18 @@ def cmd_fit(args: argparse.Namespace) -> int:
     else:
         data = _load_csv_data(args.csv, args.target, args.sep, args.categorical)
     estimator = ALGORITHMS[args.algorithm].factory(**params)
+    if args.algorithm == "proper":
+        categorical = [
+            str(c) for c in data.X.columns if _column_kind(data.X[c])[0] == "categorical"
+        ]
+        if categorical:
+            listed = ", ".join(map(repr, categorical[:5])) + (", ..." * (len(categorical) > 5))
+            raise CLIError(
+                f"--algorithm proper compares numbers, but {len(categorical)} column(s) are "
+                f"categorical ({listed}); use --algorithm branches, maptree or stump, which "
+                "split categories, or give those columns as numbers (one 0/1 column per "
+                "category, for instance)"
+            )
     if not args.quiet and "verbose" in estimator.get_params():
         # Long searches show their progress (iterations, bounds, gap, memory) on stderr.
         estimator.set_params(verbose=1)
