@@ -174,6 +174,9 @@ def test_fit_branches_options(capsys):
     assert int(results["depth"]) <= 2
     code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--memory-limit", "lots")
     assert_error(code, err, 2, "--memory-limit", "'lots'")
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1", "--penalty", "1.5")
+    assert out == ""  # refused before the data summary
+    assert_error(code, err, 2, "--penalty", "a number in [0, 1]", "'1.5'")
     code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--penalty", "0")
     assert_error(code, err, 2, "penalty=0", "max_depth")
 

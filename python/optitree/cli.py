@@ -119,6 +119,11 @@ def nonnegative_float(text: str) -> float:
     return _parse(text, float, "a number", lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
 
 
+def _penalty(text: str) -> float:
+    """argparse type: a number in [0, 1] (the price of a split in training accuracy)."""
+    return _parse(text, float, "a number", lambda v: 0 <= v <= 1, "a number in [0, 1]")
+
+
 def nonnegative_int(text: str) -> int:
     """argparse type: an integer >= 0."""
     return _parse(text, int, "an integer", lambda v: v >= 0, "an integer >= 0")
@@ -241,7 +246,7 @@ _BRANCHES_OPTIONS = (
     AlgorithmOption(
         "--penalty",
         "penalty",
-        nonnegative_float,
+        _penalty,
         "price of one split in training accuracy, in [0, 1] (branches default: 0.01); "
         "taken exactly as written, e.g. 0.005 = 1/200",
         metavar="L",
