@@ -136,6 +136,16 @@ def test_cli_output_format_follows_the_extension(plain_csv, tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_cli_unidentifiable_objects_point_at_the_option(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("name,a,b\nx,1,0\ny,1,0\nz,0,1\n", encoding="utf-8")
+    assert main(["query", str(path), "--name", "name"]) == 1
+    err = capsys.readouterr().err
+    assert "use --on-unidentifiable leaf (stop at an ambiguous leaf) or merge" in err
+    assert "on_unidentifiable=" not in err
+    assert main(["query", str(path), "--name", "name", "--on-unidentifiable", "merge"]) == 0
+
+
 def test_cli_errors_are_one_line(objects_csv, tmp_path, capsys):
     assert main(["query", str(objects_csv), "--prior", "nope"]) == 2
     assert "--prior 'nope' is not a column" in capsys.readouterr().err

@@ -157,3 +157,10 @@ def test_cli_group_column_first(tmp_path, capsys):
     path.write_text("class,q1,q2\nA,1,0\nB,0,1\nA,0,0\n", encoding="utf-8")
     assert main(["query", str(path), "--group", "class"]) == 0
     assert "identify the group" in capsys.readouterr().out
+
+
+def test_a_sparse_matrix_is_refused_by_name():
+    import scipy.sparse
+
+    with pytest.raises(DataError, match="the query matrix is sparse"):
+        QueryTree().fit(scipy.sparse.csr_matrix(np.eye(3)))

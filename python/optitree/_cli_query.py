@@ -111,15 +111,27 @@ def _problem(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
 def _fit(args: argparse.Namespace, B: Any, prior: Any, groups: Any) -> Any:
     from optitree import QueryTree
+    from optitree.exceptions import DataError
 
-    return QueryTree(
+    estimator = QueryTree(
         criterion=args.criterion,
         cost_base=args.cost_base,
         tie_break=args.tie_break,
         random_state=args.seed,
         max_depth=args.max_depth,
         on_unidentifiable=args.on_unidentifiable,
-    ).fit(B, prior=prior, groups=groups)
+    )
+    try:
+        return estimator.fit(B, prior=prior, groups=groups)
+    except DataError as exc:
+        # The library's advice, in the command line's words.
+        text = str(exc).replace(
+            "pass on_unidentifiable='leaf' (stop at an ambiguous leaf) or 'merge'",
+            "use --on-unidentifiable leaf (stop at an ambiguous leaf) or merge",
+        )
+        if text == str(exc):
+            raise
+        raise DataError(text) from exc
 
 
 def cmd_query(args: argparse.Namespace) -> int:

@@ -27,6 +27,10 @@ def check_matrix(B: Any) -> tuple[np.ndarray, list[str], list[str]]:
         columns = [B.iloc[:, j].to_numpy() for j in range(B.shape[1])]
         values = np.column_stack(columns) if columns else np.zeros((len(B), 0))
     else:
+        if hasattr(B, "tocsr") or hasattr(B, "todense"):  # scipy.sparse
+            raise DataError(
+                "the query matrix is sparse; give a dense array (B.toarray()) or a DataFrame"
+            )
         try:
             values = np.asarray(B)
         except ValueError as exc:  # ragged nested lists
