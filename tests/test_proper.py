@@ -1199,3 +1199,17 @@ def test_oracle_agreement_campaign(rule):
     assert tally.infeasible > 0 and tally.exactly_worse > 0
     assert brute_checked >= 10
     assert not tally.thread_mismatches, (len(tally.thread_mismatches), tally.thread_mismatches[:5])
+
+
+def test_boolean_columns_are_numbers():
+    """Rules compare numbers, and booleans read as 0/1 (as scikit-learn reads them), in an
+    array or in a DataFrame, when fitting and when predicting."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (40, 3)).astype(bool)
+    y = X[:, 0] ^ X[:, 1]
+    clf = ProperTreeClassifier(n_splits=3).fit(X, y)
+    assert clf.status_ == "optimal" and clf.score(X, y) == 1.0
+    np.testing.assert_array_equal(clf.predict(X), clf.predict(X.astype(float)))
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(d=rng.normal(size=40))
+    clf = ProperTreeClassifier(n_splits=3).fit(frame, y)
+    assert clf.score(frame, y) == 1.0

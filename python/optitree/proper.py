@@ -155,6 +155,9 @@ class ProperTreeClassifier(BaseTreeClassifier):
             "verbose": check_int("verbose", self.verbose, low=0),
         }
 
+    def _predict_matrix(self, X: Any) -> np.ndarray:
+        return super()._predict_matrix(_bools_as_numbers(X))
+
     def fit(self, X: Any, y: Any) -> ProperTreeClassifier:
         """Finds the best proper tree for ``(X, y)``.
 
@@ -180,7 +183,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
             depth too small for ``n_splits``).
         """
         params = self._check_params()
-        encoded = encode_fit(X)
+        encoded = encode_fit(_bools_as_numbers(X))
         for name, cats in zip(encoded.feature_names, encoded.categories):
             if cats is not None:
                 raise DataError(
@@ -299,3 +302,14 @@ def _print_progress(p: dict[str, Any]) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+def _bools_as_numbers(X: Any) -> Any:
+    """Boolean columns as 0/1 numbers (rules compare numbers; scikit-learn reads booleans so),
+    in an array or a DataFrame; anything else unchanged."""
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        flags = [c for c in X.columns if str(X[c].dtype) in ("bool", "boolean")]
+        return X.astype({c: "float64" for c in flags}) if flags else X
+    if isinstance(X, np.ndarray) and X.dtype == bool:
+        return X.astype(np.float64)
+    return X
