@@ -1076,6 +1076,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             )
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
+            out.write("\n")
     results = (
         (objective_name, _fmt(objective)),
         ("status", status),
