@@ -39,6 +39,7 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optitree import (
     DataError,
@@ -1213,3 +1214,12 @@ def test_a_tree_without_features_predicts_every_row():
     np.testing.assert_array_equal(one.predict([[0.5], [1.0]]), ["a", "a"])
     np.testing.assert_array_equal(one.apply([[0.5], [1.0]]), [0, 0])
     assert one.decision_path([[0.5], [1.0]]).toarray().tolist() == [[1], [1]]
+
+
+# scikit-learn's own checks (standardised blobs with negative values among them). An expansion
+# cap rather than a time limit: check_fit_idempotent compares two fits, which must stop at the
+# same point.
+@pytest.mark.filterwarnings("ignore::optitree.exceptions.NotProvenOptimalWarning")
+@parametrize_with_checks([MAPTreeClassifier(max_expansions=2_000)])
+def test_scikit_learn_conventions(estimator, check):
+    check(estimator)
