@@ -523,6 +523,17 @@ def test_error_output_paths_name_the_users_path(capsys, saved, tmp_path):
     assert ".tmp" not in err
 
 
+def test_error_fractional_labels_point_at_target(capsys, tmp_path):
+    path = tmp_path / "first.csv"
+    path.write_text("label,x\na,1.5\nb,2.5\na,3.5\n", encoding="utf-8")
+    code, out, err = run(capsys, "fit", path)
+    assert out == ""
+    assert_error(code, err, 1, "'x' (the last column) holds numbers such as 1.5", "--target")
+    code, _, err = run(capsys, "fit", path, "--target", "x")
+    assert_error(code, err, 1, "the label column 'x' holds numbers such as 1.5, not classes")
+    assert "--target" not in err
+
+
 def test_error_missing_csv(capsys, tmp_path):
     code, _, err = run(capsys, "fit", tmp_path / "nope.csv")
     assert_error(code, err, 1, "nope.csv", "no such file")

@@ -889,6 +889,24 @@ def _column_kind(column: Any, forced: bool = False) -> tuple[str, str]:
     return "categorical", f"{column.nunique()} values"
 
 
+def _check_label_column(data: _Data, named: bool) -> None:
+    """Refuses a label column of fractional numbers (classes are wanted) with a pointer to
+    ``--target`` when the column was taken by default (the last one)."""
+    import numpy as np
+
+    y = data.y
+    if y.dtype.kind != "f":
+        return
+    values = y.dropna().to_numpy()
+    fractional = values[values != np.round(values)]
+    if fractional.size:
+        where = f"{data.target!r}" if named else f"{data.target!r} (the last column)"
+        hint = "" if named else "; name the label column with --target"
+        raise CLIError(
+            f"the label column {where} holds numbers such as {fractional[0]:g}, not classes{hint}"
+        )
+
+
 def _forced_categorical(estimator: Any, X: Any) -> set[str]:
     """The columns of ``X`` the estimator splits by category although they hold numbers
     (BranchesClassifier and MAPTreeClassifier: integer columns)."""
@@ -1008,6 +1026,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         data = _load_bundled(args.dataset)
     else:
         data = _load_csv_data(args.csv, args.target, args.sep, args.categorical)
+        _check_label_column(data, named=args.target is not None)
     estimator = ALGORITHMS[args.algorithm].factory(**params)
     if args.algorithm == "proper":
         categorical = [
