@@ -523,6 +523,17 @@ def test_error_output_paths_name_the_users_path(capsys, saved, tmp_path):
     assert ".tmp" not in err
 
 
+def test_error_empty_cells_name_their_row_and_column(capsys, tmp_path):
+    path = tmp_path / "holes.csv"
+    path.write_text("x,y,label\n1,,a\n2,3,b\n,1,\n", encoding="utf-8")
+    code, out, err = run(capsys, "fit", path)
+    assert out == ""
+    assert_error(code, err, 1, "row 1 after the header has an empty cell in 'y'")
+    path.write_text("x,y,label\n1,2,a\n2,3,b\n,1,\n", encoding="utf-8")
+    code, _, err = run(capsys, "fit", path)
+    assert_error(code, err, 1, "row 3 after the header", "'x', 'label (the labels)'")
+
+
 def test_error_fractional_labels_point_at_target(capsys, tmp_path):
     path = tmp_path / "first.csv"
     path.write_text("label,x\na,1.5\nb,2.5\na,3.5\n", encoding="utf-8")

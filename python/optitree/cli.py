@@ -890,10 +890,21 @@ def _column_kind(column: Any, forced: bool = False) -> tuple[str, str]:
 
 
 def _check_label_column(data: _Data, named: bool) -> None:
-    """Refuses a label column of fractional numbers (classes are wanted) with a pointer to
+    """Refuses, naming the line of the file, an empty cell (no estimator takes missing
+    values), and a label column of fractional numbers (classes are wanted) with a pointer to
     ``--target`` when the column was taken by default (the last one)."""
     import numpy as np
 
+    empty = data.X.isna().to_numpy()
+    empty = np.column_stack([empty, data.y.isna().to_numpy()])
+    if empty.any():
+        row = int(np.argmax(empty.any(axis=1)))
+        names = [*map(str, data.X.columns), f"{data.target} (the labels)"]
+        columns = ", ".join(repr(n) for n, e in zip(names, empty[row]) if e)
+        raise CLIError(
+            f"{data.label}: row {row + 1} after the header has an empty cell in {columns}; "
+            "optitree needs every cell filled (fill or drop such rows)"
+        )
     y = data.y
     if y.dtype.kind != "f":
         return
