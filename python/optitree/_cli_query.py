@@ -193,6 +193,11 @@ def _left(session: Any, out: Any) -> None:
         f"stopped after {n} question{'' if n == 1 else 's'}; {len(candidates)} candidate"
         f"{'' if len(candidates) == 1 else 's'} left:\n"
     )
+    _list(candidates, out)
+
+
+def _list(candidates: list, out: Any) -> None:
+    """Prints the ten most likely candidates with their probabilities."""
     for name, p in candidates[:10]:
         out.write(f"  {name}  {p:.3f}\n")
 
@@ -220,8 +225,7 @@ def _interactive(qt: Any) -> int:
                 session.undo()
             continue
         if reply in ("c", "candidates"):
-            for name, p in session.candidates()[:10]:
-                out.write(f"  {name}  {p:.3f}\n")
+            _list(session.candidates(), out)
             continue
         if reply not in _YES | _NO:
             out.write("  please answer y or n (u undo, c candidates, q quit)\n")

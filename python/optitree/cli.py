@@ -889,7 +889,7 @@ def _column_kind(column: Any, forced: bool = False) -> tuple[str, str]:
     return "categorical", f"{column.nunique()} values"
 
 
-def _check_label_column(data: _Data, named: bool) -> None:
+def _check_cells(data: _Data, named: bool) -> None:
     """Refuses, naming the line of the file, an empty cell (no estimator takes missing
     values), and a label column of fractional numbers (classes are wanted) with a pointer to
     ``--target`` when the column was taken by default (the last one)."""
@@ -1037,7 +1037,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         data = _load_bundled(args.dataset)
     else:
         data = _load_csv_data(args.csv, args.target, args.sep, args.categorical)
-        _check_label_column(data, named=args.target is not None)
+        _check_cells(data, named=args.target is not None)
     estimator = ALGORITHMS[args.algorithm].factory(**params)
     if args.algorithm == "proper":
         categorical = [
