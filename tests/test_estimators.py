@@ -121,3 +121,26 @@ def test_predicting_with_the_wrong_columns_is_an_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clf.predict(pd.DataFrame({"b": [0.0], "a": [1.0]}))  # reordered columns are fine
+
+
+def test_names_seen_at_fit_but_not_at_predict_warn_as_in_scikit_learn():
+    frame = pd.DataFrame({"a": [0.0, 1.0, 0.0, 1.0], "b": [1.0, 1.0, 0.0, 0.0]})
+    named = StumpClassifier().fit(frame, [0, 1, 0, 1])
+    with pytest.warns(UserWarning, match="does not have valid feature names, but StumpClass"):
+        assert named.predict(frame.to_numpy()).tolist() == [0, 1, 0, 1]
+    unnamed = StumpClassifier().fit(frame.to_numpy(), [0, 1, 0, 1])
+    with pytest.warns(UserWarning, match="X has feature names, but StumpClassifier was fitted"):
+        assert unnamed.predict(frame.rename(columns={"a": "u", "b": "v"})).tolist() == [0, 1, 0, 1]
+
+
+def test_numbered_columns_are_not_feature_names():
+    # pd.DataFrame(array) has columns 0, 1, ...: scikit-learn sets no feature_names_in_ and
+    # matches such columns by position, so arrays predict without a warning.
+    X = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
+    clf = StumpClassifier().fit(pd.DataFrame(X, columns=[10, 20]), [0, 1, 0, 1])
+    assert not hasattr(clf, "feature_names_in_")
+    assert "10" in export_text(clf.tree_)  # the tree still reads its columns' names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert clf.predict(X).tolist() == [0, 1, 0, 1]
+        assert clf.predict(pd.DataFrame(X)).tolist() == [0, 1, 0, 1]

@@ -176,6 +176,10 @@ def test_transform_matches_dataframe_columns_by_name(frame):
         np.testing.assert_array_equal(estimator.transform(reordered), estimator.transform(frame))
         with pytest.raises(DataError, match="yet now missing:\n- owner\n"):
             estimator.transform(frame.drop(columns="owner"))
+        with pytest.warns(UserWarning, match="X does not have valid feature names"):
+            np.testing.assert_array_equal(
+                estimator.transform(frame.to_numpy()), estimator.transform(frame)
+            )
 
 
 def test_transform_checks_number_of_columns(frame):

@@ -43,6 +43,8 @@ optitree's estimators pass scikit-learn's estimator checks.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -101,8 +103,10 @@ class EncodedInput:
         column (code ``j`` stands for ``categories[j]``), or ``None`` for a
         numeric column.
     had_names : bool
-        True if the input was a DataFrame (the estimator then sets
-        ``feature_names_in_``).
+        True if the input was a DataFrame with at least one string column
+        name (the estimator then sets ``feature_names_in_``). A DataFrame
+        whose names are all numbers (``pd.DataFrame(array)``) has none, as in
+        scikit-learn: its columns are matched by position.
 
     Examples
     --------
@@ -237,7 +241,11 @@ def _read_table(X, what: str = "X") -> _Table:
         names = _column_names(X.columns)
         columns = [X.iloc[:, j] for j in range(X.shape[1])]
         plain = X.index.equals(pd.RangeIndex(X.shape[0]))
-        return _Table(names, columns, True, X.shape[0], None if plain else X.index)
+        # As in scikit-learn, only string column names are feature names: a frame whose
+        # columns are 0, 1, 2, ... (pd.DataFrame(array)) is matched by position. Its names
+        # are still kept, as strings, for the exported tree.
+        named = any(isinstance(name, str) for name in X.columns)
+        return _Table(names, columns, named, X.shape[0], None if plain else X.index)
     if isinstance(X, pd.Series):
         _check_shape((len(X),), what)
     arr = _asarray(X)
@@ -671,6 +679,29 @@ def _names_mismatch(unseen: list[str], missing: list[str], extra: str = "") -> D
     return DataError(message + extra)
 
 
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside optitree."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warn_names_presence(table: _Table, fitted_with_names: bool, estimator_name: str) -> None:
+    """scikit-learn's warnings when names were seen at fit time but not now, or the reverse."""
+    if fitted_with_names and not table.had_names:
+        message = (
+            f"X does not have valid feature names, but {estimator_name} was fitted with "
+            "feature names; its columns are taken in the fitted order."
+        )
+    elif table.had_names and not fitted_with_names:
+        message = f"X has feature names, but {estimator_name} was fitted without feature names."
+    else:
+        return
+    warnings.warn(message, UserWarning, stacklevel=_caller_stacklevel())
+
+
 def _align(
     table: _Table,
     feature_names: list[str],
@@ -678,8 +709,11 @@ def _align(
     check_names: bool,
     allow_reorder: bool,
     estimator_name: str,
+    warn_names: bool = False,
 ) -> list:
     """The columns of ``table`` in the order of ``feature_names``."""
+    if warn_names:
+        _warn_names_presence(table, check_names, estimator_name)
     expected = len(feature_names)
     if table.had_names:
         position = {name: j for j, name in enumerate(table.names)}
@@ -791,6 +825,7 @@ def _encode_new(
     allow_reorder: bool = True,
     estimator_name: str = "optitree",
     unknown: str = "code",
+    warn_names: bool = False,
 ) -> np.ndarray:
     """:func:`encode_predict` with a choice for unseen categories ('code' -> -1, or 'error')."""
     if len(feature_names) != len(categories):
@@ -805,6 +840,7 @@ def _encode_new(
         check_names=check_names,
         allow_reorder=allow_reorder,
         estimator_name=estimator_name,
+        warn_names=warn_names,
     )
     out = np.empty((table.n_rows, len(feature_names)), dtype=np.float64)
     for j, (name, column, labels) in enumerate(zip(feature_names, columns, categories)):
@@ -824,6 +860,7 @@ def encode_predict(
     allow_nan: bool = False,
     allow_reorder: bool = True,
     estimator_name: str = "optitree",
+    warn_names: bool = False,
 ) -> np.ndarray:
     """Encode new data with the schema found by :func:`encode_fit`.
 
@@ -858,6 +895,10 @@ def encode_predict(
         time is an error (scikit-learn's convention) rather than reordered.
     estimator_name : str, default="optitree"
         Name used in the message about a wrong number of columns.
+    warn_names : bool, default=False
+        Warn, as scikit-learn's estimators do, when X is a DataFrame with
+        string column names and fit saw none (``check_names=False``), or when
+        fit saw names (``check_names=True``) and X has none.
 
     Returns
     -------
@@ -893,6 +934,7 @@ def encode_predict(
         allow_reorder=allow_reorder,
         estimator_name=estimator_name,
         unknown="code",
+        warn_names=warn_names,
     )
 
 

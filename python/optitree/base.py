@@ -242,6 +242,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             categories,
             check_names=hasattr(self, "feature_names_in_"),
             estimator_name=type(self).__name__,
+            warn_names=True,
         )
 
     def apply(self, X: Any) -> np.ndarray:

@@ -146,6 +146,7 @@ class _Transformer(TransformerMixin, BaseEstimator):
             check_names=hasattr(self, "feature_names_in_"),
             estimator_name=type(self).__name__,
             unknown=unknown,
+            warn_names=True,
         )
 
     def __sklearn_tags__(self):
