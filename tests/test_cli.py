@@ -372,6 +372,19 @@ def test_registry_option_applies_only_to_its_algorithms(capsys, fake_algorithms)
     assert_error(code, err, 2, "--effort")
 
 
+def test_options_that_would_be_ignored_are_refused(capsys):
+    for flag, value in (("--sep", ";"), ("--target", "class"), ("--categorical", "a1")):
+        code, _, err = run(capsys, "fit", "--dataset", "monks-1", flag, value)
+        assert_error(code, err, 2, f"{flag} applies to a CSV file, not to --dataset")
+    code, _, err = run(capsys, "fit", "--dataset", "iris", "--algorithm", "proper", "--degree", "3")
+    assert_error(
+        code, err, 2, "--degree applies to --rule polynomial or mixed", "axis (the default)"
+    )
+    argv = ("fit", "--dataset", "iris", "--algorithm", "proper", "--rule", "hyperplane")
+    code, _, err = run(capsys, *argv, "--degree", "3")
+    assert_error(code, err, 2, "not to --rule hyperplane")
+
+
 def test_interrupt_outside_a_solver_exits_130(capsys, fake_algorithms):
     code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--algorithm", "interrupting")
     assert code == 130
@@ -532,6 +545,39 @@ def test_error_empty_cells_name_their_row_and_column(capsys, tmp_path):
     path.write_text("x,y,label\n1,2,a\n2,3,b\n,1,\n", encoding="utf-8")
     code, _, err = run(capsys, "fit", path)
     assert_error(code, err, 1, "row 3 after the header", "'x', 'label (the labels)'")
+
+
+def test_error_duplicate_or_blank_headers_are_named(capsys, tmp_path):
+    path = tmp_path / "twice.csv"
+    path.write_text("a,b,a,label\n1,2,3,x\n2,3,4,y\n", encoding="utf-8")
+    code, out, err = run(capsys, "fit", path)
+    assert out == ""
+    assert_error(code, err, 1, "columns 1 and 3 are both named 'a'")
+    pd.DataFrame(ROWS, columns=COLUMNS).to_csv(path)  # with pandas' unnamed index column
+    code, _, err = run(capsys, "fit", path, "--target", "label")
+    assert_error(code, err, 1, "column 1 has no name in the header row", "to_csv")
+
+
+def test_spaces_around_cells_and_headers_are_dropped(capsys, tmp_path):
+    path = tmp_path / "spaced.csv"
+    rows = [f"{c}, {w} ,{'yes ' if w > 2 else ' no'}" for c, w, *_ in ROWS]
+    path.write_text(" color , weight, label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "fit", path, "--target", "label")
+    assert code == 0, err
+    assert re.search(r"^classes: 2 \(label column 'label'\)$", out, re.M)
+    assert re.search(r"^  color\s+categorical, 3 values$", out, re.M)
+    assert "|--- weight <= " in out
+
+
+def test_a_separator_of_several_characters_is_literal(capsys, tmp_path):
+    path = tmp_path / "double.csv"
+    frame = pd.DataFrame(ROWS, columns=COLUMNS)[["color", "weight", "label"]]
+    path.write_text(frame.to_csv(index=False).replace(",", "||"), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas warns when it picks its engine itself
+        code, out, err = run(capsys, "fit", path, "--sep", "||", "--target", "label")
+    assert code == 0, err
+    assert "rows: 10" in out and "features: 2 (1 categorical, 1 numeric)" in out
 
 
 def test_error_fractional_labels_point_at_target(capsys, tmp_path):

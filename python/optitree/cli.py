@@ -538,7 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source = fit.add_argument_group("data (give a CSV file or --dataset)")
     source.add_argument(
-        "csv", nargs="?", metavar="DATA.csv", help="CSV file with a header row, one row per sample"
+        "csv",
+        nargs="?",
+        metavar="DATA.csv",
+        help="CSV file with a header row, one row per sample (spaces around cells are ignored)",
     )
     source.add_argument(
         "--dataset",
@@ -552,9 +555,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source.add_argument(
         "--sep",
-        default=",",
         metavar="SEP",
-        help="field separator of the CSV file; \\t for a tab (default: ',')",
+        help="field separator of the CSV file, taken literally; \\t for a tab (default: ',')",
     )
     source.add_argument(
         "--categorical",
@@ -665,16 +667,25 @@ def _separator(sep: str) -> str:
 
 
 def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
-    """Reads a CSV file; only empty cells are missing (text like 'NA' stays a category)."""
+    """Reads a CSV file; only empty cells are missing (text like 'NA' stays a category).
+
+    The separator is taken literally, however long. Spaces around a header or a cell are
+    dropped, so that ``yes`` and `` yes`` are one class. Duplicate headers are refused
+    (pandas would rename the second ``a`` to ``a.1``)."""
+    import re
+
     import pandas as pd
 
     sep = _separator(sep)
     if not os.path.exists(path):
         raise CLIError(f"cannot read {path!r}: no such file")
+    # pandas reads a separator of more than one character as a regular expression, with a
+    # warning unless its Python engine is named.
+    literal = {"sep": sep} if len(sep) == 1 else {"sep": re.escape(sep), "engine": "python"}
+    options: dict[str, Any] = {"keep_default_na": False, "na_values": [""], **literal}
     try:
-        frame = pd.read_csv(
-            path, sep=sep, keep_default_na=False, na_values=[""], dtype=dtypes or None
-        )
+        header = pd.read_csv(path, header=None, nrows=1, dtype=str, **options)
+        frame = pd.read_csv(path, dtype=dtypes or None, **options)
     except OSError as exc:
         raise CLIError(_os_error_text(exc, "read", path)) from exc
     except pd.errors.EmptyDataError as exc:
@@ -685,7 +696,32 @@ def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
         raise CLIError(f"cannot read {path!r} as CSV: {_one_line(str(exc))}") from exc
     if frame.shape[0] == 0:
         raise CLIError(f"{path!r} has a header but no data rows")
+    names = ["" if pd.isna(name) else str(name).strip() for name in header.iloc[0]]
+    _check_headers(path, names)
+    frame.columns = names
+    for name in names:
+        column = frame[name]
+        if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
+            stripped = column.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
+            frame[name] = stripped.mask(stripped == "")
     return frame
+
+
+def _check_headers(path: str, names: list[str]) -> None:
+    """Refuses a blank or repeated column name, naming it and its columns (1-based)."""
+    seen: dict[str, int] = {}
+    for j, name in enumerate(names, start=1):
+        if not name:
+            hint = (
+                " (a column of row numbers, as pandas' to_csv writes by default?)" if j == 1 else ""
+            )
+            raise CLIError(f"{path!r}: column {j} has no name in the header row{hint}")
+        if name in seen:
+            raise CLIError(
+                f"{path!r}: columns {seen[name]} and {j} are both named {name!r}; column names "
+                "must be unique"
+            )
+        seen[name] = j
 
 
 def _check_writable(path: str) -> None:
@@ -977,6 +1013,15 @@ def _algorithm_params(args: argparse.Namespace) -> dict[str, Any]:
                 f"(it applies to {', '.join(users)})"
             )
         params[option.param] = value
+    if params.get("degree") is not None and params.get("rule", "axis") not in (
+        "polynomial",
+        "mixed",
+    ):
+        rule = params.get("rule", "axis")
+        raise UsageError(
+            f"--degree applies to --rule polynomial or mixed, not to --rule {rule}"
+            + (" (the default)" if "rule" not in params else "")
+        )
     return params
 
 
@@ -1031,12 +1076,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.save is not None:
         _check_writable(args.save)  # before a possibly long search
     if args.dataset is not None:
-        for flag, value in (("--target", args.target), ("--categorical", args.categorical)):
+        given = (
+            ("--target", args.target),
+            ("--categorical", args.categorical),
+            ("--sep", args.sep),
+        )
+        for flag, value in given:
             if value is not None:
                 raise UsageError(f"{flag} applies to a CSV file, not to --dataset")
         data = _load_bundled(args.dataset)
     else:
-        data = _load_csv_data(args.csv, args.target, args.sep, args.categorical)
+        data = _load_csv_data(args.csv, args.target, args.sep or ",", args.categorical)
         _check_cells(data, named=args.target is not None)
     estimator = ALGORITHMS[args.algorithm].factory(**params)
     if args.algorithm == "proper":
