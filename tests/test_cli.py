@@ -376,13 +376,25 @@ def test_options_that_would_be_ignored_are_refused(capsys):
     for flag, value in (("--sep", ";"), ("--target", "class"), ("--categorical", "a1")):
         code, _, err = run(capsys, "fit", "--dataset", "monks-1", flag, value)
         assert_error(code, err, 2, f"{flag} applies to a CSV file, not to --dataset")
-    code, _, err = run(capsys, "fit", "--dataset", "iris", "--algorithm", "proper", "--degree", "3")
+    code, _, err = run(
+        capsys, "fit", "--dataset", "balance-scale", "--algorithm", "proper", "--degree", "3"
+    )
     assert_error(
         code, err, 2, "--degree applies to --rule polynomial or mixed", "axis (the default)"
     )
-    argv = ("fit", "--dataset", "iris", "--algorithm", "proper", "--rule", "hyperplane")
+    argv = ("fit", "--dataset", "balance-scale", "--algorithm", "proper", "--rule", "hyperplane")
     code, _, err = run(capsys, *argv, "--degree", "3")
     assert_error(code, err, 2, "not to --rule hyperplane")
+
+
+def test_a_wrong_number_of_rho_values_lists_the_classes(capsys):
+    code, out, err = run(
+        capsys, "fit", "--dataset", "balance-scale", "--algorithm", "maptree", "--rho", "1,2"
+    )
+    assert out == ""
+    assert_error(
+        code, err, 2, "--rho has 2 values but the labels ('class') have 3 classes: B, L, R"
+    )
 
 
 def test_interrupt_outside_a_solver_exits_130(capsys, fake_algorithms):

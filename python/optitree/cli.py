@@ -954,6 +954,23 @@ def _check_cells(data: _Data, named: bool) -> None:
         )
 
 
+def _check_rho(rho: Any, data: _Data) -> None:
+    """Refuses a --rho list whose length is neither 1 nor the number of classes, listing the
+    classes in the order the values are read."""
+    from optitree._validation import check_labels
+
+    if rho is None or len(rho) == 1:
+        return
+    _, classes = check_labels(data.y, n_rows=len(data.y))
+    if len(rho) != len(classes):
+        raise UsageError(
+            f"--rho has {len(rho)} values but the labels ({data.target!r}) have "
+            f"{len(classes)} classes: {', '.join(map(str, classes[:_MAX_LISTED]))}"
+            f"{', ...' if len(classes) > _MAX_LISTED else ''}; give one value per class, "
+            "in that order, or one for all"
+        )
+
+
 def _forced_categorical(estimator: Any, X: Any) -> set[str]:
     """The columns of ``X`` the estimator splits by category although they hold numbers
     (BranchesClassifier and MAPTreeClassifier: integer columns)."""
@@ -1088,6 +1105,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     else:
         data = _load_csv_data(args.csv, args.target, args.sep or ",", args.categorical)
         _check_cells(data, named=args.target is not None)
+    _check_rho(params.get("rho"), data)
     estimator = ALGORITHMS[args.algorithm].factory(**params)
     if args.algorithm == "proper":
         categorical = [
