@@ -987,6 +987,24 @@ def test_hopeless_search_is_refused_without_a_time_limit():
 
 
 @pytest.mark.parametrize(
+    "n_features, params, message",
+    [
+        (40, dict(rule="hyperplane"), "hyperplanes over 40 features pass through 40 rows each"),
+        (
+            8,
+            dict(rule="polynomial", degree=3),
+            "degree-3 surfaces over 8 features pass through 164",
+        ),
+        (12, dict(rule="hyperplane"), r"candidate rules would need about \d\.\de\d+ GB: use"),
+    ],
+)
+def test_searches_too_large_to_hold_are_refused_by_their_size(n_features, params, message):
+    X, y = _gaussian(1302, 200, n_features), _labels(1302, 200, 2)
+    with pytest.raises(InvalidParameterError, match=message):
+        ProperTreeClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize(
     "params, name",
     [
         (dict(n_splits=0), "n_splits"),

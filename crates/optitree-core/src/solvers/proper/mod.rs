@@ -224,11 +224,19 @@ fn check_config(
         Family::Hyperplane => points.n_features(),
         _ => rules::surface_points(points.n_features(), config.rules.degree),
     };
+    if g > 31 && config.rules.family == Family::Hyperplane {
+        return param_err!(
+            "hyperplanes over {} features pass through {g} rows each; at most 31 are supported: \
+             use fewer features or axis rules",
+            points.n_features()
+        );
+    }
     if g > 31 && config.rules.family != Family::Axis {
         return param_err!(
-            "surfaces through {g} points (features={}, degree={}) are too many; use at most 31",
-            points.n_features(),
-            config.rules.degree
+            "degree-{} surfaces over {} features pass through {g} rows each; at most 31 are \
+             supported: use fewer features, a lower degree or axis rules",
+            config.rules.degree,
+            points.n_features()
         );
     }
     if config.exactly && !counting_allows(points.n_rows(), config) {
@@ -237,10 +245,10 @@ fn check_config(
     let est = estimate(points.n_rows(), points.n_features(), n_classes, config);
     if est.rule_bytes > MAX_RULE_BYTES {
         return param_err!(
-            "{:.3e} candidate rules would need about {:.1} GB: use fewer rows (a sample), fewer \
+            "{:.3e} candidate rules would need about {}: use fewer rows (a sample), fewer \
              features, axis rules, or side_assignment='closed'",
             est.rules,
-            est.rule_bytes / 1e9
+            human_bytes(est.rule_bytes)
         );
     }
     if let Some(limit) = config.refuse_above_seconds {
@@ -258,6 +266,16 @@ fn check_config(
         }
     }
     Ok(())
+}
+
+/// `91.1 GB`, or `2.5e9 GB` past what a fixed-point figure reads well.
+fn human_bytes(bytes: f64) -> String {
+    let gb = bytes / 1e9;
+    if gb < 1e5 {
+        format!("{gb:.1} GB")
+    } else {
+        format!("{gb:.1e} GB")
+    }
 }
 
 fn human_seconds(s: f64) -> String {
