@@ -115,6 +115,24 @@ def test_pandas_inputs_are_matched_by_index():
     assert list(est.groups_) == ["v", "u", "v"]
 
 
+def test_named_objects_are_named_in_errors(tmp_path, capsys):
+    B = pd.DataFrame({"q1": [1, 0, 1], "q2": [0, 1, 1]}, index=["cat", "dog", "cow"])
+    with pytest.raises(DataError, match=r"the prior of object 'dog' is -0\.3"):
+        QueryTree().fit(B, prior=[0.5, -0.3, 0.8])
+    with pytest.raises(
+        DataError, match="the prior must be numbers, but that of object 'cow' is 'x'"
+    ):
+        QueryTree().fit(B, prior=["0.5", "0.3", "x"])
+    with pytest.raises(DataError, match=r"query column 'q1' must hold .* object 'dog' has 2"):
+        QueryTree().fit(B.assign(q1=[1, 2, 1]))
+    with pytest.raises(DataError, match="'cat' names rows 0 and 2 of the query matrix"):
+        QueryTree().fit(B.set_axis(["cat", "dog", "cat"]))
+    path = tmp_path / "animals.csv"
+    path.write_text("name,q1,q2,p\ncat,1,0,0.5\ndog,0,1,x\ncow,1,1,0.2\n", encoding="utf-8")
+    assert main(["query", str(path), "--prior", "p"]) == 1
+    assert "the prior must be numbers, but that of object 'dog' is 'x'" in capsys.readouterr().err
+
+
 def test_identify_edge_cases():
     est = QueryTree().fit(np.eye(3, dtype=np.uint8))
     assert len(est.identify(np.zeros((0, 3)))) == 0

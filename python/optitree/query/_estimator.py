@@ -162,7 +162,7 @@ class QueryTree(BaseEstimator):
         answers, object_names, query_names = check_matrix(B)
         n_objects = answers.shape[0]
         index = getattr(B, "index", None) if hasattr(B, "columns") else None
-        prior_, _ = check_prior(prior, n_objects, index=index)
+        prior_, _ = check_prior(prior, n_objects, index=index, names=object_names)
         if groups is None:
             target, target_names, grouped = np.arange(n_objects), list(object_names), False
             self.groups_ = None

@@ -17,10 +17,30 @@ from optitree.exceptions import DataError
 __all__ = ["check_groups", "check_matrix", "check_prior", "identical_row_sets"]
 
 
+def _object(i: int, names: list[str] | None) -> str:
+    """How an error names object ``i``: by its name, or by its row when it has none."""
+    if names is None or names[i] == str(i):
+        return f"object {i}"
+    return f"object {names[i]!r}"
+
+
+def _duplicate_names(index: Any) -> DataError:
+    names = [str(name) for name in index]
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in first:
+            return DataError(
+                f"the object names must be unique, but {name!r} names rows {first[name]} and {i} "
+                "of the query matrix"
+            )
+        first[name] = i
+    return DataError("the object names must be unique")  # pragma: no cover
+
+
 def check_matrix(B: Any) -> tuple[np.ndarray, list[str], list[str]]:
     """The query matrix as C-contiguous uint8, with object (row) and query (column) names."""
     if hasattr(B, "columns") and hasattr(B, "index") and not B.index.is_unique:
-        raise DataError("the query matrix's index (the object names) has duplicate entries")
+        raise _duplicate_names(B.index)
     if hasattr(B, "columns") and hasattr(B, "index"):
         query_names = [str(c) for c in B.columns]
         object_names = [str(i) for i in B.index]
@@ -49,11 +69,11 @@ def check_matrix(B: Any) -> tuple[np.ndarray, list[str], list[str]]:
         return np.ascontiguousarray(values, dtype=np.uint8), object_names, query_names
     out = np.empty(values.shape, dtype=np.uint8)
     for j in range(values.shape[1]):
-        out[:, j] = _binary_column(values[:, j], query_names[j])
+        out[:, j] = _binary_column(values[:, j], query_names[j], object_names)
     return np.ascontiguousarray(out), object_names, query_names
 
 
-def _binary_column(col: np.ndarray, name: str) -> np.ndarray:
+def _binary_column(col: np.ndarray, name: str, objects: list[str]) -> np.ndarray:
     if col.dtype == bool:
         return col.astype(np.uint8)
     if col.dtype.kind in "iuf":
@@ -63,8 +83,8 @@ def _binary_column(col: np.ndarray, name: str) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(
-            f"query column {name!r} must hold answers 0/1 (or booleans); row {i} is "
-            f"{_plain(col[i])!r}"
+            f"query column {name!r} must hold answers 0/1 (or booleans); {_object(i, objects)} "
+            f"has {_plain(col[i])!r}"
         )
     return col.astype(np.float64).astype(np.uint8)
 
@@ -78,13 +98,19 @@ def _is_number(v: Any) -> bool:
 
 
 def check_prior(
-    prior: Any, n_objects: int, *, warn: bool = True, allow_zero: bool = False, index: Any = None
+    prior: Any,
+    n_objects: int,
+    *,
+    warn: bool = True,
+    allow_zero: bool = False,
+    index: Any = None,
+    names: list[str] | None = None,
 ) -> tuple[np.ndarray, bool]:
     """The prior normalised to sum 1, and whether it had to be normalised.
 
     Zero priors are refused unless ``allow_zero`` (evaluating a tree under another prior): an
     object that cannot occur should be dropped, and the greedy scores are undefined on a node
-    without mass (spec §3.9).
+    without mass (spec §3.9). Errors name the object by ``names`` when given.
     """
     if prior is None:
         return np.full(n_objects, 1.0 / n_objects), False
@@ -92,7 +118,7 @@ def check_prior(
     try:
         p = np.asarray(prior, dtype=np.float64).ravel()
     except (TypeError, ValueError) as exc:
-        raise DataError(f"prior must be numbers: {exc}") from exc
+        raise _not_numbers(prior, names) from exc
     if len(p) != n_objects:
         raise DataError(f"prior has {len(p)} entries but there are {n_objects} objects")
     bad = ~np.isfinite(p) | (p < 0) | ((p == 0) & (not allow_zero))
@@ -100,7 +126,8 @@ def check_prior(
         i = int(np.flatnonzero(bad)[0])
         allowed = ">= 0" if allow_zero else "> 0 (drop objects that cannot occur)"
         raise DataError(
-            f"prior of object {i} is {float(p[i])!r}; priors must be finite and {allowed}"
+            f"the prior of {_object(i, names)} is {float(p[i])!r}; priors must be finite and "
+            f"{allowed}"
         )
     top = float(p.max())
     if top <= 0:
@@ -116,6 +143,18 @@ def check_prior(
             stacklevel=3,
         )
     return scaled / total, rescaled
+
+
+def _not_numbers(prior: Any, names: list[str] | None) -> DataError:
+    """Names the first prior that does not read as a number."""
+    values = list(np.asarray(prior, dtype=object).ravel())
+    for i, value in enumerate(values):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            who = _object(i, names) if names is not None and len(values) == len(names) else i
+            return DataError(f"the prior must be numbers, but that of {who} is {_plain(value)!r}")
+    return DataError("the prior must be numbers")  # pragma: no cover
 
 
 def _aligned(values: Any, index: Any, name: str) -> Any:
