@@ -144,3 +144,31 @@ def test_numbered_columns_are_not_feature_names():
         warnings.simplefilter("error")
         assert clf.predict(X).tolist() == [0, 1, 0, 1]
         assert clf.predict(pd.DataFrame(X)).tolist() == [0, 1, 0, 1]
+
+
+def test_a_failed_refit_leaves_the_estimator_unfitted():
+    # A stale tree read with the new fit's classes predicted wrong labels without a word.
+    from sklearn.exceptions import NotFittedError
+
+    from optitree import InfeasibleError, MAPTreeClassifier, ProperTreeClassifier, QueryTree
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    proper = ProperTreeClassifier(n_splits=2).fit(X, y)
+    proper.set_params(n_splits=3, exactly=True, max_depth=1)
+    with pytest.raises(InfeasibleError):
+        proper.fit(X[:4], ["a", "b", "c", "a"])
+    maptree = MAPTreeClassifier().fit(X > 0, y)
+    maptree.set_params(rho=(1.0, 2.0))
+    with pytest.raises(InvalidParameterError, match="rho"):
+        maptree.fit(X > 0, np.arange(40) % 3)
+    for estimator in (proper, maptree):
+        assert not hasattr(estimator, "tree_") and not hasattr(estimator, "status_")
+        with pytest.raises(NotFittedError):
+            estimator.predict(X[:3])
+    query = QueryTree().fit(np.eye(4))
+    query.set_params(criterion="optimal")
+    with pytest.raises(InvalidParameterError):
+        query.fit(np.eye(25))
+    assert not hasattr(query, "tree_") and not hasattr(query, "cost_")

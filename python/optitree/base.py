@@ -179,6 +179,15 @@ class FitData:
     view: CategoricalView
 
 
+def forget_fit(estimator: BaseEstimator) -> None:
+    """Drops every attribute an earlier fit left (all but the parameters), so that a fit that
+    fails leaves the estimator unfitted rather than half old, half new (a stale tree read with
+    new classes predicts wrong labels)."""
+    params = set(estimator.get_params(deep=False))
+    for name in [name for name in vars(estimator) if name not in params]:
+        delattr(estimator, name)
+
+
 class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
     """Fitted-state handling, prediction and reporting shared by optitree's classifiers.
 
@@ -195,6 +204,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         return None
 
     def _prepare_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
+        forget_fit(self)
         encoded = encode_fit(X, categorical=self._categorical_columns(X))
         y_codes, classes = check_labels(y, n_rows=encoded.X.shape[0])
         weights = check_sample_weight(sample_weight, encoded.X.shape[0])

@@ -25,7 +25,7 @@ from optitree._params import (
     check_time_limit,
 )
 from optitree._validation import check_labels, encode_fit
-from optitree.base import BaseTreeClassifier, CategoricalView, FitData
+from optitree.base import BaseTreeClassifier, CategoricalView, FitData, forget_fit
 from optitree.exceptions import DataError, InfeasibleError, InternalError
 from optitree.tree import Tree
 
@@ -182,6 +182,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
             No proper tree satisfies the constraints (``exactly=True`` with too few rows, or a
             depth too small for ``n_splits``).
         """
+        forget_fit(self)
         params = self._check_params()
         encoded = encode_fit(_bools_as_numbers(X))
         for name, cats in zip(encoded.feature_names, encoded.categories):

@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 
 from optitree import _core
 from optitree._params import check_choice, check_int, check_real, check_time_limit
+from optitree.base import forget_fit
 from optitree.exceptions import (
     DataError,
     InternalError,
@@ -158,6 +159,7 @@ class QueryTree(BaseEstimator):
         -------
         self
         """
+        forget_fit(self)
         criterion, lam, max_depth, time_limit = self._checked_params()
         answers, object_names, query_names = check_matrix(B)
         n_objects = answers.shape[0]
