@@ -361,6 +361,22 @@ def test_not_optimal_status_is_a_note(capsys, fake_algorithms):
     assert "note: search stopped with status 'time_limit'" in out
 
 
+def test_a_search_stopped_by_ctrl_c_saves_its_tree_and_exits_130(capsys, tmp_path, monkeypatch):
+    class Interrupted(_StoppedEarly):
+        def fit(self, X, y, sample_weight=None):
+            super().fit(X, y, sample_weight)
+            self.status_ = "interrupted"
+            return self
+
+    monkeypatch.setitem(cli.ALGORITHMS, "ctrl-c", Algorithm("Ctrl-C", Interrupted))
+    model = tmp_path / "model.json"
+    code, out, err = run(
+        capsys, "fit", "--dataset", "monks-1", "--algorithm", "ctrl-c", "--save", model
+    )
+    assert code == 130, err
+    assert result_lines(out)["status"] == "interrupted" and model.exists()
+
+
 def test_registry_option_applies_only_to_its_algorithms(capsys, fake_algorithms):
     _, out, _ = run(capsys, "fit", "--help")
     assert "--effort N" in out and "[stopped]" in out

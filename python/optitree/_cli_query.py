@@ -179,7 +179,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     else:
         _emit(text, args.output)
         sys.stdout.write("\n".join(summary) + f"\nwrote {args.output}\n")
-    return 0
+    return 130 if qt.status_ == "interrupted" else 0  # as fit: the tree, and the cut-short code
 
 
 _YES, _NO = {"y", "yes", "1", "true"}, {"n", "no", "0", "false"}

@@ -18,7 +18,8 @@ The command line is built on the public API only (:mod:`optitree`, :mod:`optitre
 :data:`ALGORITHMS`.
 
 Exit codes: 0 success, 1 a problem with the data or a model file, 2 a usage error (unknown
-option, bad parameter value), 130 interrupted. Every error is reported as one line
+option, bad parameter value), 130 interrupted (a search stopped by Ctrl-C still prints, and
+saves, the best tree it found). Every error is reported as one line
 ``optitree: error: ...`` on standard error.
 """
 
@@ -1210,7 +1211,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise CLIError(_os_error_text(exc, "write", args.save)) from exc
         if not args.quiet:
             out.write(f"saved model to {args.save}\n")
-    return 0
+    # The tree of a search stopped by Ctrl-C is printed and saved, but a script must still
+    # be able to tell the run was cut short.
+    return 130 if status == "interrupted" else 0
 
 
 # ---------------------------------------------------------------------------
