@@ -270,8 +270,8 @@ def test_format_oblique_powers_products_intercept_last_and_signs():
     tree = oblique_tree()
     assert format_oblique(tree, 0) == "0.5*x0 + 1.25*x1^2 - 3"
     assert format_oblique(tree, 2) == "-x0*x1 + 2*x2 + 0.25"
-    assert format_oblique(tree, 2, ["a", "b", "c"], decimals=0) == "-a*b + 2*c + 0"
-    assert format_oblique(tree, 0, decimals=1) == "0.5*x0 + 1.2*x1^2 - 3"
+    assert format_oblique(tree, 2, ["a", "b", "c"], decimals=0) == "-a*b + 2*c + 0.25"
+    assert format_oblique(tree, 0, decimals=1) == "0.5*x0 + 1.25*x1^2 - 3"
 
 
 def test_format_oblique_cubes_mixed_order_and_zero_terms():
@@ -501,12 +501,12 @@ def test_export_text_max_depth_random_trees(seed):
 
 def test_export_text_spacing_and_decimals():
     expected = (
-        "|- petal_length <= 2.5\n"
+        "|- petal_length <= 2.45\n"
         "| |- class: setosa\n"
-        "|- petal_length >  2.5\n"
-        "| |- petal_width <= 1.8\n"
+        "|- petal_length >  2.45\n"
+        "| |- petal_width <= 1.75\n"
         "| | |- class: versicolor\n"
-        "| |- petal_width >  1.8\n"
+        "| |- petal_width >  1.75\n"
         "| | |- class: virginica\n"
     )
     assert export_text(threshold_tree(), spacing=1, decimals=1) == expected
@@ -972,3 +972,22 @@ def test_load_json_not_a_model(tmp_path):
     path.write_text('{"hello": "world"}')
     with pytest.raises(SchemaVersionError, match="not an optitree model"):
         load_json(path)
+
+
+def test_printed_thresholds_route_rows_as_predict_does():
+    # At two decimals 1.0025 printed as 1, and the rule 'x0 <= 1' sent 1.002 the wrong way.
+    from optitree import BranchesClassifier, MAPTreeClassifier
+
+    X = np.array([[1.001], [1.002], [1.003], [1.004]])
+    clf = BranchesClassifier(penalty=0.01).fit(X, [0, 0, 1, 1])
+    assert "x0 <= 1.0025\n" in export_text(clf.tree_)
+    assert '[label="<= 1.0025"]' in export_dot(clf.tree_)
+    # MAPTree's derived features were named with ':g' (all three 'x0 > 1000').
+    X = np.array([[1000.001], [1000.002], [1000.003], [1000.004]] * 4)
+    names = MAPTreeClassifier().fit(X, [0, 1, 0, 1] * 4).binary_features_
+    assert list(names) == ["x0 > 1000.0015", "x0 > 1000.0025", "x0 > 1000.0035"]
+
+
+def test_oblique_coefficients_keep_four_significant_digits():
+    # 0.004 printed as 0 at two decimals.
+    assert format_oblique(oblique_tree(), 0, decimals=0) == "0.5*x0 + 1.25*x1^2 - 3"

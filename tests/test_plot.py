@@ -145,7 +145,7 @@ def test_plot_tree_category_and_oblique_texts():
     assert "(empty, predicts parent's class)" in "".join(b.get_text() for b in boxes)
 
     boxes, _, labels = _boxes_and_labels(plot_tree(oblique_tree(), decimals=1), 3)
-    assert boxes[0].get_text().startswith("0.5*x0 + 1.2*x1^2 - 3\n")
+    assert boxes[0].get_text().startswith("0.5*x0 + 1.25*x1^2 - 3\n")
     assert [t.get_text() for t in labels] == ["<= 0", "> 0"]
 
 

@@ -180,11 +180,11 @@ class FitData:
 
 
 def forget_fit(estimator: BaseEstimator) -> None:
-    """Drops every attribute an earlier fit left (all but the parameters), so that a fit that
-    fails leaves the estimator unfitted rather than half old, half new (a stale tree read with
-    new classes predicts wrong labels)."""
-    params = set(estimator.get_params(deep=False))
-    for name in [name for name in vars(estimator) if name not in params]:
+    """Drops the fitted attributes (``tree_``, ``classes_``, ...) an earlier fit left, so that a
+    fit that fails leaves the estimator unfitted rather than half old, half new (a stale tree
+    read with new classes predicts wrong labels). Private attributes stay: scikit-learn's
+    meta-estimators set some before calling fit, and none is read without ``tree_``."""
+    for name in [n for n in vars(estimator) if n.endswith("_") and not n.startswith("_")]:
         delattr(estimator, name)
 
 

@@ -218,12 +218,28 @@ def _branch_label(tree: Tree, node: int, child_index: int, decimals: int) -> str
     if kind == CATEGORY:
         return "= " + _category_name(tree, int(tree.feature[node]), child_index)
     if kind == THRESHOLD:
-        bound = format_number(float(tree.threshold[node]), decimals)
+        bound = _exact_number(float(tree.threshold[node]), decimals)
     elif kind == OBLIQUE:
         bound = "0"
     else:
         raise DataError(f"node {node} is a leaf and has no branches")
     return ("<= " if child_index == 0 else "> ") + bound
+
+
+def _exact_number(value: float, decimals: int) -> str:
+    """A threshold with ``decimals`` decimals when that is its exact value, else with as many
+    as it takes to read back exactly: ``x <= 1`` for 1.0015 would route 1.001 wrongly."""
+    text = format_number(value, decimals)
+    if not math.isfinite(value) or float(text) == value:
+        return text
+    return np.format_float_positional(value, unique=True, trim="-")
+
+
+def _coefficient(magnitude: float, decimals: int) -> str:
+    """An oblique coefficient with at least four significant digits (0.004 is not 0)."""
+    if magnitude > 0 and math.isfinite(magnitude):
+        decimals = max(decimals, 3 - math.floor(math.log10(magnitude)))
+    return format_number(magnitude, decimals)
 
 
 def _weights(values: np.ndarray, decimals: int) -> str:
@@ -315,7 +331,8 @@ def format_oblique(
     feature_names : list of str, optional
         Names of the features; defaults to the tree's names, else ``x0``, ``x1``, ...
     decimals : int, default=2
-        Maximum number of decimals of the coefficients.
+        Decimals of the coefficients; a coefficient keeps at least four
+        significant digits.
 
     Returns
     -------
@@ -375,9 +392,9 @@ def format_oblique(
         if monomial and magnitude == 1.0:
             body = monomial
         elif monomial:
-            body = f"{format_number(magnitude, decimals)}*{monomial}"
+            body = f"{_coefficient(magnitude, decimals)}*{monomial}"
         else:
-            body = format_number(magnitude, decimals)
+            body = _coefficient(magnitude, decimals)
         if not pieces:
             pieces.append(("-" if coef < 0 else "") + body)
         else:
@@ -406,7 +423,10 @@ def format_condition(
     feature_names : list of str, optional
         Names of the features; defaults to the tree's names, else ``x0``, ``x1``, ...
     decimals : int, default=2
-        Maximum number of decimals of thresholds and coefficients.
+        Decimals of thresholds and coefficients. A threshold that these do
+        not show exactly is shown with the digits it needs (so the printed
+        rule routes rows as ``predict`` does); a coefficient keeps at least
+        four significant digits.
 
     Returns
     -------
@@ -489,8 +509,10 @@ def export_text(
     show_weights : bool, default=False
         Also show the (weighted) class counts of every leaf.
     decimals : int, default=2
-        Maximum number of decimals of thresholds, coefficients and weights;
-        trailing zeros are dropped.
+        Decimals of thresholds, coefficients and weights; trailing zeros are
+        dropped. A threshold that these do not show exactly is shown with the
+        digits it needs (so the printed rule routes rows as ``predict``
+        does); a coefficient keeps at least four significant digits.
     max_depth : int, optional
         Show only the splits of nodes at depth < ``max_depth`` (the root has
         depth 0); deeper subtrees are replaced by a line

@@ -366,7 +366,8 @@ def _feature_name(encoded: Any, entry: tuple) -> str:
     _, value, (column, threshold) = entry
     name = encoded.feature_names[column]
     if threshold is not None:
-        return f"{name} > {threshold:g}"
+        # Exact: ':g' gave 1000.001 and 1000.002 the same name.
+        return f"{name} > {np.format_float_positional(threshold, unique=True, trim='-')}"
     if value is not None:
         return f"{name}={encoded.categories[column][value]}"
     return name

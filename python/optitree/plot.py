@@ -125,7 +125,8 @@ def plot_tree(
         Show only the splits of nodes at depth < ``max_depth``; deeper subtrees
         are drawn as a single ``(...)`` box.
     decimals : int, default=2
-        Maximum number of decimals of numbers.
+        Decimals of numbers (thresholds keep the digits they need to be exact,
+        coefficients four significant digits, as in ``export_text``).
     path : str or path-like, optional
         If given, save the figure there (PNG or SVG, chosen by the extension
         ``.png`` / ``.svg``) and close it.
