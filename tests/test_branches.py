@@ -1388,3 +1388,17 @@ def test_whole_weights_too_large_to_add_up_exactly_are_rescaled_with_a_warning()
     with pytest.warns(UserWarning, match="rounded"):
         huge = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=np.full(2000, 4.4e15))
     assert huge.objective_ == pytest.approx(plain.objective_, abs=1e-12)
+
+
+def test_weighted_trees_keep_the_weighted_class_totals():
+    # The core counts whole numbers (750 for 0.75); tree_.value held them, so exports printed
+    # 'weights: [750, 125]'.
+    X = np.array([[0], [0], [1], [1], [2], [2]])
+    y = [0, 0, 1, 1, 0, 1]
+    weights = [0.5, 0.25, 0.5, 0.5, 0.125, 0.1]
+    clf = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(clf.tree_.value, [[0.875, 1.1], [0.75, 0], [0, 1], [0.125, 0.1]])
+    np.testing.assert_array_equal(clf.predict([[0], [1], [2]]), [0, 1, 0])
+    with pytest.warns(UserWarning, match="rounded"):
+        thirds = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=[1 / 3] * 6)
+    np.testing.assert_allclose(thirds.tree_.value[0], [1, 1])

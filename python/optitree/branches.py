@@ -56,22 +56,23 @@ def exact_penalty(penalty: Any) -> Fraction:
     return value
 
 
-def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
-    """Whole-number weights with the same ratios as ``sample_weight``; and whether exact.
+def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, bool, float]:
+    """Whole-number weights with the same ratios as ``sample_weight``; whether exact; the scale.
 
     Weights that become whole numbers after scaling by 10**k (k <= 6) are exact, as long as
     they add up to less than 2**52 (the search counts weight sums exactly); others are rounded to
-    9 significant digits relative to the largest weight.
+    9 significant digits relative to the largest weight. The whole numbers are about ``scale``
+    times the weights.
     """
     if sample_weight is None:
-        return None, True
+        return None, True, 1.0
     for k in range(7):
         scaled = sample_weight * 10**k
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
             if scaled.sum() < 2**52:
-                return np.round(scaled), True
-    scaled = np.round(sample_weight / sample_weight.max() * 1e9)
-    return scaled, False
+                return np.round(scaled), True, float(10**k)
+    scale = 1e9 / sample_weight.max()
+    return np.round(sample_weight * scale), False, scale
 
 
 class BranchesClassifier(BaseTreeClassifier):
@@ -242,7 +243,7 @@ class BranchesClassifier(BaseTreeClassifier):
                 "which is just a lookup table; set max_depth (or a positive penalty)"
             )
         data = self._prepare_fit(X, y, sample_weight)
-        weights, exact = integer_weights(data.sample_weight)
+        weights, exact, scale = integer_weights(data.sample_weight)
         if not exact:
             warnings.warn(
                 "sample weights are not decimal numbers with at most 6 places adding up to "
@@ -286,6 +287,13 @@ class BranchesClassifier(BaseTreeClassifier):
             other = search(fewest_splits=False, time_limit=time_left(time_limit, started))
             result = _better_of(result, other)
         self._finish_fit(result, data)
+        if scale != 1.0:
+            # The core counted integer_weights' whole numbers (750 for 0.75): the tree keeps
+            # the weighted class totals. Divided, not re-summed, so that its ties stay ties and
+            # predict picks the classes the search scored.
+            totals = self.tree_.value / scale
+            totals.setflags(write=False)
+            self.tree_.value = totals
         accuracy = self._rescored_accuracy(data, weights)
         self.objective_ = accuracy - float(penalty) * self.tree_.get_n_splits()
         if not math.isclose(self.objective_, result["objective"], rel_tol=0, abs_tol=1e-9):
