@@ -471,6 +471,15 @@ def test_show_image_needs_output(capsys, saved):
     assert_error(code, err, 2, "--output")
 
 
+def test_show_refuses_image_files_it_would_fill_with_text(capsys, saved, tmp_path):
+    pdf = tmp_path / "tree.pdf"
+    code, _, err = run(capsys, "show", saved[0], "-o", pdf)
+    assert_error(code, err, 2, "trees are drawn as .png or .svg")
+    assert not pdf.exists()
+    code, _, err = run(capsys, "show", saved[0], "--format", "text", "-o", tmp_path / "t.png")
+    assert_error(code, err, 2, "--format text writes text", "is an image")
+
+
 def test_predict(capsys, saved, tmp_path):
     model, data, estimator = saved
     code, out, err = run(capsys, "predict", model, data)

@@ -1333,6 +1333,10 @@ _EXTENSIONS = {
 }
 
 
+# Image files show cannot write: refused rather than filled with text.
+_OTHER_IMAGES = {".pdf", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".eps", ".ps"}
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """``optitree show``: prints a saved model or draws it to an image file.
 
@@ -1348,8 +1352,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     """
     fmt = args.format
     extension = os.path.splitext(args.output)[1].lower() if args.output else ""
+    if extension in _OTHER_IMAGES:
+        raise UsageError(
+            f"cannot write {args.output!r}: trees are drawn as .png or .svg, and printed as "
+            ".txt, .dot or .json"
+        )
     if fmt is None:
         fmt = _EXTENSIONS.get(extension, "text")
+    if fmt in ("text", "dot", "json") and extension in (".png", ".svg"):
+        raise UsageError(f"--format {fmt} writes text, but --output {args.output!r} is an image")
     if fmt in ("png", "svg"):
         if args.output is None:
             raise UsageError(f"--format {fmt} writes an image: give --output TREE.{fmt}")
