@@ -991,3 +991,21 @@ def test_printed_thresholds_route_rows_as_predict_does():
 def test_oblique_coefficients_keep_four_significant_digits():
     # 0.004 printed as 0 at two decimals.
     assert format_oblique(oblique_tree(), 0, decimals=0) == "0.5*x0 + 1.25*x1^2 - 3"
+
+
+def test_save_json_to_a_directory_names_the_problem(tmp_path):
+    # The temporary file went beside the directory and the error named it.
+    with pytest.raises(IsADirectoryError, match="needs a file name, not a directory"):
+        save_json(leaf_tree(), str(tmp_path) + os.sep)
+    with pytest.raises(IsADirectoryError, match="not a directory"):
+        save_json(leaf_tree(), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_integer_labels_beyond_int64_stay_exact():
+    from optitree import StumpClassifier
+
+    big = 2**63 + 1
+    y = np.array([big, big, 1, 1], dtype=np.uint64)
+    tree = StumpClassifier().fit([[0], [0], [1], [1]], y).tree_
+    assert tree.predict([[0], [1]]).tolist() == [big, 1]  # not 9.223372036854776e18

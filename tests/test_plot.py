@@ -235,3 +235,19 @@ def test_plot_tree_without_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install optitree\[plot\]"):
         plot_tree(threshold_tree())
+
+
+def test_dollar_signs_in_names_and_categories_are_plain_text(tmp_path):
+    # Matplotlib read '$0-$10' as mathtext ('0 − 10'), and '$\frac$' raised a ValueError.
+    import pandas as pd
+
+    from optitree import BranchesClassifier
+
+    X = pd.DataFrame({"cost_$\\frac$": pd.Categorical(["$0-$10", "$10-$20", "$20+"] * 4)})
+    clf = BranchesClassifier(penalty=0.01).fit(X, [0, 1, 1] * 4)
+    fig, ax = plt.subplots()
+    plot_tree(clf.tree_, ax=ax)
+    fig.savefig(tmp_path / "tree.png")
+    plt.close(fig)
+    assert all(not text.get_parse_math() for text in ax.texts if text.get_text())
+    assert "= $0-$10" in [text.get_text() for text in ax.texts]

@@ -1122,6 +1122,8 @@ def test_dataframe_names_are_kept():
         assert q in text
     dot = optitree.export_dot(est.tree_)
     assert isinstance(dot, str) and "digraph" in dot and "sweet" in dot
+    # One line break per leaf, not a drawn backslash-n.
+    assert 'label="apple\\np = ' in dot and "\\\\n" not in dot
 
 
 def test_bool_int_and_float_matrices_agree():

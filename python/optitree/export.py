@@ -20,6 +20,7 @@ nearest non-empty ancestor; the exporters show that class and say so.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import numbers
@@ -1278,6 +1279,10 @@ def save_json(
     """
     text = to_json(tree, metadata=metadata, indent=indent)  # fails before touching disk
     path = os.fspath(path)
+    if os.path.isdir(path) or path.endswith(("/", os.sep)):
+        raise IsADirectoryError(
+            errno.EISDIR, "save_json needs a file name, not a directory", os.fspath(path)
+        )
     directory = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
     for _ in range(100):

@@ -271,6 +271,7 @@ def plot_tree(
                 fontsize=fontsize,
                 bbox=bbox,
                 zorder=3,
+                parse_math=False,  # names and labels are text: '$0-$10' is not mathtext
             )
         )
 
@@ -308,6 +309,7 @@ def plot_tree(
                     fontsize=fontsize,
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"},
                     zorder=2,
+                    parse_math=False,
                 )
             )
 

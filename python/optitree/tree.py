@@ -332,9 +332,7 @@ class Tree:
         idx = np.argmax(self.value[self.prediction_nodes(X)], axis=1)
         if self.class_names is None:
             return idx
-        # Labels of mixed types (say 1 and "a") stay Python objects instead of being cast.
-        dtype = object if _mixed(self.class_names) else None
-        return np.asarray(self.class_names, dtype=dtype)[idx]
+        return _label_array(self.class_names)[idx]
 
     def decision_path(self, X: Any):
         """Sparse indicator matrix (n_rows, n_nodes): which nodes each row passes through.
@@ -416,6 +414,16 @@ def _has_objects(X: Any) -> bool:
 
 def _mixed(labels: list[Any]) -> bool:
     return len({type(v) for v in labels}) > 1
+
+
+def _label_array(labels: list[Any]) -> np.ndarray:
+    """The labels as an array of their own type; Python objects when numpy would cast them:
+    mixed types (1 and "a"), or integers beyond int64 (2**63 + 1 became a float)."""
+    if not _mixed(labels):
+        array = np.asarray(labels)
+        if array.dtype != object and array.tolist() == list(labels):
+            return array
+    return np.asarray(labels, dtype=object)
 
 
 def _labels_equal(a: list[Any] | None, b: list[Any] | None) -> bool:

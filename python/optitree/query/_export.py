@@ -91,8 +91,11 @@ def to_dot(tree: QuestionTree, *, decimals: int = 3) -> str:
     lines = ["digraph QuestionTree {", '    node [fontname="helvetica"];']
     for a in _preorder(tree):
         if tree.is_leaf(a):
-            text = f"{_label(tree.leaf_label(a))}\\np = {_fmt(mass[a], decimals)}"
-            lines.append(f'    {a} [shape=ellipse, label="{_dot_escape(text)}"];')
+            # Escaped before the line break joins them: an escaped '\\n' is drawn as is.
+            text = (
+                _dot_escape(str(_label(tree.leaf_label(a)))) + f"\\np = {_fmt(mass[a], decimals)}"
+            )
+            lines.append(f'    {a} [shape=ellipse, label="{text}"];')
         else:
             q = tree.query_names[int(tree.query[a])]
             lines.append(f'    {a} [shape=box, style=rounded, label="{_dot_escape(q)}?"];')
