@@ -172,3 +172,16 @@ def test_a_failed_refit_leaves_the_estimator_unfitted():
     with pytest.raises(InvalidParameterError):
         query.fit(np.eye(25))
     assert not hasattr(query, "tree_") and not hasattr(query, "cost_")
+
+
+@pytest.mark.parametrize("name", ["BranchesClassifier", "MAPTreeClassifier", "StumpClassifier"])
+def test_a_time_limit_of_zero_returns_the_first_tree(name):
+    import optitree
+
+    X, y = load_monks(1, return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotProvenOptimalWarning)
+        clf = getattr(optitree, name)(time_limit=0).fit(X, y)
+    assert clf.status_ in ("time_limit", "optimal")
+    assert clf.lower_bound_ <= clf.upper_bound_
+    assert clf.predict(X).shape == (len(y),)

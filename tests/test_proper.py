@@ -1018,7 +1018,6 @@ def test_searches_too_large_to_hold_are_refused_by_their_size(n_features, params
         (dict(min_samples_leaf=-1), "min_samples_leaf"),
         (dict(max_depth=-1), "max_depth"),
         (dict(exactly="yes"), "exactly"),
-        (dict(time_limit=0), "time_limit"),
         (dict(n_jobs=-2), "n_jobs"),
     ],
 )

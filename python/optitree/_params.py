@@ -93,8 +93,8 @@ def time_left(time_limit: float | None, started: float) -> float | None:
 
 
 def check_time_limit(value: Any) -> float | None:
-    """A positive number of seconds, or ``None`` for no limit."""
-    return check_real("time_limit", value, low=0, low_open=True, allow_none=True)
+    """A number of seconds (0: stop at once with the first tree), or ``None`` for no limit."""
+    return check_real("time_limit", value, low=0, allow_none=True)
 
 
 def check_n_jobs(value: Any) -> int:

@@ -143,8 +143,9 @@ impl Budget {
         let start = Instant::now();
         let deadline = match time_limit {
             None => None,
-            Some(t) if !(t.is_finite() && t > 0.0) => {
-                return param_err!("time_limit must be a positive number of seconds, got {t}")
+            // 0 is a deadline already passed: the search returns its first tree.
+            Some(t) if !(t.is_finite() && t >= 0.0) => {
+                return param_err!("time_limit must be a number of seconds >= 0, got {t}")
             }
             Some(t) => Some(start + Duration::from_secs_f64(t.min(1e9))),
         };
