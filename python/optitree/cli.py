@@ -262,8 +262,9 @@ _BRANCHES_OPTIONS = (
     AlgorithmOption(
         "--min-samples-leaf",
         "min_samples_leaf",
-        positive_int,
-        "fewest training rows a non-empty leaf may hold (default: 1)",
+        nonnegative_int,
+        "fewest training rows a leaf may hold (default: 1; proper also takes 0, which allows "
+        "empty leaves as its paper does)",
         metavar="N",
     ),
     AlgorithmOption(
@@ -607,9 +608,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="predict the rows of a CSV file with a saved model",
         description=(
             "Predict every row of a CSV file with a model saved by 'optitree fit --save'. "
-            "The model's label column is ignored if present; columns the model does not use "
-            "are ignored with a note. Categories not seen in training are predicted with the "
-            "class distribution of the node where the row stops. The output is a CSV with a "
+            "The model's label column is ignored if present; every column it was fitted on is "
+            "needed, and other columns are ignored with a note. Categories not seen in training "
+            "are predicted with the class distribution of the node where the row stops. The "
+            "output is a CSV with a "
             "'prediction' column, in the order of the input rows."
         ),
     )

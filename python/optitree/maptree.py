@@ -83,11 +83,11 @@ class MAPTreeClassifier(BaseTreeClassifier):
         them).
     n_jobs : int, default=1
         Threads (``-1``: all cores). The fast mode uses at most two: with two, a second thread
-        looks up half of the splits each expansion evaluates (about 1.2-1.45× faster on
-        mushroom, soybean and heart-cleveland). It searches exactly as one thread does, so the
-        result, the bounds and the statistics do not depend on ``n_jobs``. It is not used
-        beyond the cores the process may run on (the second thread waits for work by
-        spinning, which on a busy core would slow the search down).
+        looks up half of the splits each expansion evaluates (up to about 1.3× faster:
+        mushroom, heart-cleveland; on some data, such as hypothyroid, no faster). It searches
+        exactly as one thread does, so the result, the bounds and the statistics do not depend
+        on ``n_jobs``. It is not used beyond the cores the process may run on (the second
+        thread waits for work by spinning, which on a busy core would slow the search down).
 
     Attributes
     ----------

@@ -46,7 +46,8 @@ class QueryTree(BaseEstimator):
 
     Parameters
     ----------
-    criterion : {"auto", "gbs", "lambda-gbs", "ggbs", "lambda-ggbs", "worst-case", "optimal"}
+    criterion : {"auto", "gbs", "lambda-gbs", "ggbs", "lambda-ggbs", "worst-case", "optimal"}, \
+default="auto"
         The per-node rule. "gbs": split the prior mass most evenly; "lambda-gbs": the exponential
         cost rule; "ggbs": the most information about the group; "lambda-ggbs": the exponential
         cost rule for groups; "worst-case": the most even split of the number of objects (or
@@ -59,15 +60,15 @@ class QueryTree(BaseEstimator):
     tie_break : {"first", "random"}, default="first"
         Among equally good queries (relative tolerance 1e-12), take the first column, or a
         uniformly random one drawn from ``random_state``.
-    random_state : int, RandomState or None
+    random_state : int, RandomState or None, default=None
         Seed for ``tie_break="random"``.
-    max_depth : int or None
+    max_depth : int or None, default=None
         Stop asking after this many questions (leaves may then hold several candidates).
     on_unidentifiable : {"error", "leaf", "merge"}, default="error"
         Objects with identical answers to every query (and different targets) cannot be told
         apart. "error" lists them; "leaf" stops at an ambiguous leaf holding them; "merge"
         identifies each class of indistinguishable objects as a group.
-    time_limit : float or None
+    time_limit : float or None, default=None
         Seconds for the build; the exact optimum falls back to the greedy tree when it runs out.
 
     Attributes
@@ -76,6 +77,12 @@ class QueryTree(BaseEstimator):
     criterion_ : str
         The rule actually used ("gbs", "lambda-gbs", "ggbs", "lambda-ggbs", "worst-case" or
         "optimal").
+    cost_base_ : float
+        λ as used (``cost_base`` checked).
+    max_depth_ : int
+        The depth limit as used (None: no limit).
+    tie_break_ : str
+        The tie rule as used.
     cost_ : float
         ``L_λ`` of the tree at ``cost_base``. A build stopped early (``status_`` "time_limit"
         or "interrupted") leaves its unfinished nodes as ambiguous leaves, so its tree may ask
