@@ -319,7 +319,8 @@ pub fn solve(
     // One split: a rule counts only through its partition, so keep one rule per partition.
     let one_split = config.n_splits == 1 || config.max_depth == Some(1);
     let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;
-    if !(config.exactly && config.min_samples_leaf == 0) {
+    let stopped = budget.check(0, rule_set.heap_bytes()).is_some();
+    if !stopped && !(config.exactly && config.min_samples_leaf == 0) {
         rules::remove_duplicates(&mut rule_set);
     }
     let before_thinning = rule_set.len();

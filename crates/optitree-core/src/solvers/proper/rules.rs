@@ -647,7 +647,10 @@ pub fn remove_duplicates(set: &mut RuleSet) {
             dropped += 1;
         }
     }
-    set.retain(|_, r| keep[r]);
+    if dropped > 0 {
+        // A retain copies every rule: millions of surfaces, none of which can repeat.
+        set.retain(|_, r| keep[r]);
+    }
     set.duplicates += dropped;
 }
 
@@ -715,7 +718,7 @@ fn surface_rules(points: &Points, degree: u32, sides: Sides, set: &mut RuleSet, 
     let mut visited: u64 = 0;
     loop {
         visited += 1;
-        if visited % 4096 == 0 && budget.check(0, 0).is_some() {
+        if visited % 4096 == 0 && budget.check(0, set.heap_bytes()).is_some() {
             return;
         }
         let def32: Vec<u32> = def.iter().map(|&p| p as u32).collect();
