@@ -320,7 +320,7 @@ pub fn solve(
     let one_split = config.n_splits == 1 || config.max_depth == Some(1);
     let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;
     let stopped = budget.check(0, rule_set.heap_bytes()).is_some();
-    if !stopped && !(config.exactly && config.min_samples_leaf == 0) {
+    if !(stopped || config.exactly && config.min_samples_leaf == 0) {
         rules::remove_duplicates(&mut rule_set);
     }
     let before_thinning = rule_set.len();
