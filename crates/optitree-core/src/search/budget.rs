@@ -225,10 +225,13 @@ mod tests {
 
     #[test]
     fn limits_are_validated() {
-        for t in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        for t in [-1.0, f64::NAN, f64::INFINITY] {
             let e = Budget::new(Some(t), None, None, CancelFlag::new()).unwrap_err();
             assert!(e.to_string().contains("time_limit"), "{e}");
         }
+        // Zero is a deadline already passed, not an error.
+        let b = Budget::new(Some(0.0), None, None, CancelFlag::new()).expect("valid");
+        assert_eq!(b.check(0, 0), Some(Status::TimeLimit));
         assert!(Budget::new(None, Some(0), None, CancelFlag::new()).is_err());
         assert!(Budget::new(None, None, Some(0), CancelFlag::new()).is_err());
     }
