@@ -303,8 +303,15 @@ def value_from_totals(clf: BranchesClassifier) -> Fraction:
     """The objective from ``tree_.value`` alone: leaf majorities over the root total."""
     tree = clf.tree_
     leaves = np.flatnonzero(tree.kind == LEAF)
-    correct = sum(Fraction(float(tree.value[i].max())) for i in leaves)
-    return correct / Fraction(float(tree.value[0].sum())) - penalty_of(clf) * tree.get_n_splits()
+
+    # A weighted class total is a sum of decimal weights, stored as the float nearest it (the
+    # core's whole number over a power of ten): its shortest repr is that decimal again.
+    def exact(total) -> Fraction:
+        return Fraction(repr(float(total)))
+
+    correct = sum(exact(tree.value[i].max()) for i in leaves)
+    total = sum(exact(v) for v in tree.value[0])
+    return correct / total - penalty_of(clf) * tree.get_n_splits()
 
 
 def check_against_oracle(case: Case) -> None:
@@ -1352,7 +1359,7 @@ def test_integer_and_bool_encodings_of_binary_data_agree():
         ({"min_samples_leaf": 0}, "min_samples_leaf"),
         ({"penalty": 0}, "max_depth"),
         ({"penalty": 0.0, "max_depth": None}, "max_depth"),
-        ({"time_limit": 0}, "time_limit"),
+        ({"time_limit": -1}, "time_limit"),
         ({"memory_limit": 0}, "memory_limit"),
         ({"categorical": "some"}, "categorical"),
         ({"fewest_splits": "no"}, "fewest_splits"),
