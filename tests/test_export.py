@@ -1009,3 +1009,17 @@ def test_integer_labels_beyond_int64_stay_exact():
     y = np.array([big, big, 1, 1], dtype=np.uint64)
     tree = StumpClassifier().fit([[0], [0], [1], [1]], y).tree_
     assert tree.predict([[0], [1]]).tolist() == [big, 1]  # not 9.223372036854776e18
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda t: export_text(t, show_weights="no"), "show_weights"),
+        (lambda t: export_dot(t, filled="no"), "filled"),
+        (lambda t: export_dot(t, rounded=1), "rounded"),
+    ],
+)
+def test_switches_must_be_bools(call, name):
+    # A string such as "no" read as True.
+    with pytest.raises(InvalidParameterError, match=f"{name} must be True or False"):
+        call(threshold_tree())

@@ -251,3 +251,21 @@ def test_dollar_signs_in_names_and_categories_are_plain_text(tmp_path):
     plt.close(fig)
     assert all(not text.get_parse_math() for text in ax.texts if text.get_text())
     assert "= $0-$10" in [text.get_text() for text in ax.texts]
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [(dict(fontsize="large"), "fontsize"), (dict(ax=1), "ax"), (dict(filled="no"), "filled")],
+)
+def test_plot_arguments_are_named_when_wrong(params, name):
+    tree = Tree(
+        kind=np.array([LEAF], dtype=np.int8),
+        feature=np.array([-1]),
+        threshold=np.array([np.nan]),
+        children_ptr=np.array([0, 0]),
+        children=np.array([], dtype=np.int64),
+        value=np.array([[3.0, 1.0]]),
+        n_features=1,
+    )
+    with pytest.raises(InvalidParameterError, match=name):
+        plot_tree(tree, **params)

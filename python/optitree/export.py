@@ -81,6 +81,13 @@ def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) ->
         raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
 
 
+def _check_flags(**flags: Any) -> None:
+    """Refuses a non-bool switch: ``show_weights="no"`` would read as True."""
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
+
+
 def _is_question_tree(tree: Any) -> bool:
     # Imported lazily: the query package is optional weight for users of the other solvers.
     from optitree.query._model import QuestionTree
@@ -560,10 +567,12 @@ def export_text(
         from optitree.query._export import questionnaire
 
         _check_int("decimals", decimals, 0)
+        _check_flags(show_weights=show_weights)
         if max_depth is not None:
             raise InvalidParameterError("max_depth is not supported for question trees")
         return questionnaire(tree, decimals=decimals, show_mass=True)
     _check_tree(tree)
+    _check_flags(show_weights=show_weights)
     _check_int("decimals", decimals, 0)
     _check_int("max_depth", max_depth, 0, allow_none=True)
     _check_int("spacing", spacing, 1)
@@ -726,8 +735,10 @@ def export_dot(
         from optitree.query._export import to_dot
 
         _check_int("decimals", decimals, 0)
+        _check_flags(filled=filled, rounded=rounded, show_weights=show_weights)
         return to_dot(tree, decimals=decimals)
     _check_tree(tree)
+    _check_flags(filled=filled, rounded=rounded, show_weights=show_weights)
     _check_int("decimals", decimals, 0)
     names = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names)

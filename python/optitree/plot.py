@@ -11,6 +11,7 @@ edges, so the edges appear to join the boxes' borders.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from optitree.exceptions import InvalidParameterError
 from optitree.export import (
     _INTERNAL_COLOUR,
     _branch_label,
+    _check_flags,
     _check_int,
     _check_tree,
     _children,
@@ -176,10 +178,15 @@ def plot_tree(
     if isinstance(tree, QuestionTree):
         tree = tree.to_tree()
     _check_tree(tree)
+    _check_flags(filled=filled)
     _check_int("decimals", decimals, 0)
     _check_int("max_depth", max_depth, 0, allow_none=True)
-    if fontsize is not None and (isinstance(fontsize, bool) or not fontsize > 0):
+    if fontsize is not None and (
+        isinstance(fontsize, bool) or not isinstance(fontsize, numbers.Real) or not fontsize > 0
+    ):
         raise InvalidParameterError(f"fontsize must be a positive number or None, got {fontsize!r}")
+    if ax is not None and not hasattr(ax, "figure"):
+        raise InvalidParameterError(f"ax must be a matplotlib Axes or None, got {ax!r}")
     image_format = None
     if path is not None:
         path = os.fspath(path)
