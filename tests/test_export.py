@@ -1023,3 +1023,18 @@ def test_switches_must_be_bools(call, name):
     # A string such as "no" read as True.
     with pytest.raises(InvalidParameterError, match=f"{name} must be True or False"):
         call(threshold_tree())
+
+
+def test_hand_edited_numbers_out_of_range_are_named():
+    # OverflowError and RecursionError came from deep inside before.
+    document = json.loads(to_json(threshold_tree()))
+    edited = json.loads(json.dumps(document))
+    edited["tree"]["feature"][0] = 2**64
+    with pytest.raises(DataError, match=r"tree\.feature\[0\] is 18446744073709551616"):
+        from_json(json.dumps(edited))
+    edited = json.loads(json.dumps(document))
+    edited["tree"]["threshold"][0] = 10**400
+    with pytest.raises(DataError, match=r"tree\.threshold\[0\] is too large for a float"):
+        from_json(json.dumps(edited))
+    with pytest.raises(SchemaVersionError, match="nests deeper"):
+        from_json("[" * 100_000 + "]" * 100_000)

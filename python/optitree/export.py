@@ -819,7 +819,10 @@ def _decode_float(x: Any, where: str) -> float:
         return -math.inf
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise DataError(f"{where} must be a number, null, 'inf' or '-inf', got {x!r}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # an integer such as 10**400
+        raise DataError(f"{where} is too large for a float; write 'inf' for infinity") from None
 
 
 def _encode_label(label: Any, where: str) -> Any:
@@ -985,6 +988,10 @@ def _int_array(doc: Mapping[str, Any], key: str) -> np.ndarray:
         isinstance(v, int) and not isinstance(v, bool) for v in raw
     ):
         raise DataError(f"tree.{key} must be a list of integers")
+    bounds = np.iinfo(np.int64)
+    for i, v in enumerate(raw):
+        if not bounds.min <= v <= bounds.max:
+            raise DataError(f"tree.{key}[{i}] is {v}, beyond the 64-bit integers a tree holds")
     return np.array(raw, dtype=np.int64)
 
 
@@ -1159,6 +1166,10 @@ def _load_document(text: str | bytes | bytearray) -> tuple[Tree, dict[str, Any]]
         document = json.loads(text)
     except ValueError as exc:
         raise SchemaVersionError(f"not an optitree model: the text is not JSON ({exc})") from exc
+    except RecursionError:
+        raise SchemaVersionError(
+            "not an optitree model: the JSON nests deeper than Python's parser goes"
+        ) from None
     if isinstance(document, dict) and document.get("format") == "optitree.question_tree":
         from optitree.query._export import question_tree_from_document
 
