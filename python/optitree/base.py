@@ -97,10 +97,22 @@ def categorical_view(
         source.extend((j, float(t)) for t in binarizer.thresholds_[0])
         n_values.extend(2 for _ in binarizer.thresholds_[0])
     _check_view_size(enc, n_rows, len(source), max_thresholds)
-    # One matrix filled column by column: a list of columns stacked would hold it twice.
+    # One matrix filled a column's block at a time: a list of columns stacked would hold it
+    # twice, and a numpy call per threshold took 0.8 s for 30,000 thresholds.
     codes = np.empty((n_rows, len(source)), dtype=np.int64)
-    for k, (j, t) in enumerate(source):
-        codes[:, k] = enc.X[:, j] if t is None else enc.X[:, j] > t
+    k = 0
+    while k < len(source):
+        j, t = source[k]
+        if t is None:
+            codes[:, k] = enc.X[:, j]
+            k += 1
+            continue
+        end = k
+        while end < len(source) and source[end][0] == j:
+            end += 1
+        thresholds = np.array([t for _, t in source[k:end]])
+        np.greater(enc.X[:, j, None], thresholds[None, :], out=codes[:, k:end], casting="unsafe")
+        k = end
     return CategoricalView(codes, n_values, source)
 
 
