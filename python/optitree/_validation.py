@@ -214,16 +214,25 @@ def _check_shape(shape: tuple, what: str) -> None:
         )
 
 
-def _column_names(columns: pd.Index) -> list[str]:
-    names = [name if isinstance(name, str) else str(name) for name in columns]
+def first_repeat(names: list[str]) -> tuple[int, int] | None:
+    """Positions ``(i, j)``, ``i < j``, of the first name that occurs a second time."""
     first_seen: dict[str, int] = {}
     for j, name in enumerate(names):
         if name in first_seen:
-            raise DataError(
-                f"duplicate column name {name!r} (columns {first_seen[name]} and {j}, after "
-                "converting names to str); column names must be unique."
-            )
+            return first_seen[name], j
         first_seen[name] = j
+    return None
+
+
+def _column_names(columns: pd.Index) -> list[str]:
+    names = [name if isinstance(name, str) else str(name) for name in columns]
+    repeat = first_repeat(names)
+    if repeat is not None:
+        i, j = repeat
+        raise DataError(
+            f"duplicate column name {names[j]!r} (columns {i} and {j}, after converting names "
+            "to str); column names must be unique."
+        )
     return names
 
 

@@ -960,11 +960,11 @@ def _check_cells(data: _Data, named: bool) -> None:
 def _check_rho(rho: Any, data: _Data) -> None:
     """Refuses a --rho list whose length is neither 1 nor the number of classes, listing the
     classes in the order the values are read."""
-    from optitree._validation import check_labels
+    import numpy as np
 
     if rho is None or len(rho) == 1:
         return
-    _, classes = check_labels(data.y, n_rows=len(data.y))
+    classes = np.unique(data.y.to_numpy())  # sorted, as the estimators' classes_ (one type)
     if len(rho) != len(classes):
         raise UsageError(
             f"--rho has {len(rho)} values but the labels ({data.target!r}) have "

@@ -25,16 +25,17 @@ def _object(i: int, names: list[str] | None) -> str:
 
 
 def _duplicate_names(index: Any) -> DataError:
+    from optitree._validation import first_repeat
+
     names = [str(name) for name in index]
-    first: dict[str, int] = {}
-    for i, name in enumerate(names):
-        if name in first:
-            return DataError(
-                f"the object names must be unique, but {name!r} names rows {first[name]} and {i} "
-                "of the query matrix"
-            )
-        first[name] = i
-    return DataError("the object names must be unique")  # pragma: no cover
+    repeat = first_repeat(names)
+    if repeat is None:  # pragma: no cover - names unique once converted to str
+        return DataError("the object names must be unique")
+    i, j = repeat
+    return DataError(
+        f"the object names must be unique, but {names[j]!r} names rows {i} and {j} of the "
+        "query matrix"
+    )
 
 
 def check_matrix(B: Any) -> tuple[np.ndarray, list[str], list[str]]:

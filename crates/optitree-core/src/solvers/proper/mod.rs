@@ -319,12 +319,13 @@ pub fn solve(
     // One split: a rule counts only through its partition, so keep one rule per partition.
     let one_split = config.n_splits == 1 || config.max_depth == Some(1);
     let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;
-    let stopped = budget.check(0, rule_set.heap_bytes()).is_some();
-    if !(stopped || config.exactly && config.min_samples_leaf == 0) {
+    // A generation the budget stopped skips the duplicate pass (it copies every rule).
+    let stopped = budget.check(0, rule_set.heap_bytes());
+    if stopped.is_none() && !(config.exactly && config.min_samples_leaf == 0) {
         rules::remove_duplicates(&mut rule_set);
     }
     let before_thinning = rule_set.len();
-    if let Some(status) = budget.check(0, rule_set.heap_bytes()) {
+    if let Some(status) = stopped.or_else(|| budget.check(0, rule_set.heap_bytes())) {
         // Stopped while generating: no search ran; the single leaf is what we have.
         let problem = Problem::new(&rule_set, labels, n_classes, config.objective, 0);
         return finish(
