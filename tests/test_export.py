@@ -541,6 +541,21 @@ def test_export_text_default_names():
 
 
 @pytest.mark.parametrize("exporter", [export_text, export_dot])
+def test_default_names_of_a_huge_declared_width_are_made_only_as_read(exporter):
+    # A hand-edited n_features of 10**9 once built a billion names before printing two.
+    tree = rebuild(threshold_tree(), feature_names=None, n_features=10**9)
+    assert "x2" in exporter(tree)
+
+
+@pytest.mark.parametrize("exporter", [export_text, export_dot])
+def test_unordered_names_are_refused(exporter):
+    with pytest.raises(InvalidParameterError, match="feature_names must be a list .* got dict"):
+        exporter(threshold_tree(), feature_names={"a": 0, "b": 1, "c": 2})
+    with pytest.raises(InvalidParameterError, match="class_names must be a list .* got set"):
+        exporter(threshold_tree(), class_names={"a", "b", "c"})
+
+
+@pytest.mark.parametrize("exporter", [export_text, export_dot])
 def test_wrong_length_names(exporter):
     with pytest.raises(InvalidParameterError, match=r"feature_names .*\(3\), got 2"):
         exporter(threshold_tree(), feature_names=["a", "b"])

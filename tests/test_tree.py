@@ -63,6 +63,8 @@ def test_laplace_smoothing():
     np.testing.assert_allclose(t.predict_proba([[0, 0.2]], laplace=1), [[4 / 5, 1 / 5]])
     with pytest.raises(InvalidParameterError, match="laplace"):
         t.predict_proba([[0, 0.2]], laplace=-1)
+    with pytest.raises(InvalidParameterError, match="laplace must be a number in .*got None"):
+        t.predict_proba([[0, 0.2]], laplace=None)
 
 
 def test_predict_from_a_dataframe_maps_category_names():
@@ -94,6 +96,34 @@ def test_invalid_trees_are_rejected_with_a_named_rule(edit, message):
 def test_metadata_lengths_are_checked():
     with pytest.raises(DataError, match="class_names has 3 entries"):
         mixed_tree(class_names=["a", "b", "c"])
+
+
+@pytest.mark.parametrize(
+    ("categories", "message"),
+    [
+        ([None, None], r"node 0 splits feature 0 by category, but categories\[0\] is None"),
+        ([["red", "green"], None], r"node 0 has 3 children.*categories\[0\] lists only 2"),
+    ],
+)
+def test_categories_must_fit_the_multiway_splits(categories, message):
+    with pytest.raises(DataError, match=message):
+        mixed_tree(categories=categories)
+    # One label more than children is fine: that category predicts from the node itself.
+    mixed_tree(categories=[["red", "green", "blue", "grey"], None])
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        (dict(feature_names={"colour", "size"}), "feature_names must be a list .* got set"),
+        (dict(class_names={0: "no", 1: "yes"}), "class_names must be a list .* got dict"),
+        (dict(categories=[{"red", "green", "blue"}, None]), r"categories\[0\] must .* got set"),
+    ],
+)
+def test_names_must_come_in_order(meta, message):
+    # Names are matched by position: a set or a dict would pair them by chance.
+    with pytest.raises(InvalidParameterError, match=message):
+        mixed_tree(**meta)
 
 
 def test_wrong_column_count_is_reported():

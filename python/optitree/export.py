@@ -32,7 +32,15 @@ from typing import Any
 import numpy as np
 
 from optitree.exceptions import DataError, InvalidParameterError, SchemaVersionError
-from optitree.tree import CATEGORY, LEAF, OBLIQUE, SCHEMA_VERSION, THRESHOLD, Tree
+from optitree.tree import (
+    CATEGORY,
+    LEAF,
+    OBLIQUE,
+    SCHEMA_VERSION,
+    THRESHOLD,
+    Tree,
+    check_ordered_names,
+)
 
 __all__ = [
     "export_dot",
@@ -113,19 +121,35 @@ def _n_features(tree: Tree) -> int:
     return max(used) + 1 if used else 0
 
 
-def _feature_names(tree: Tree, feature_names: Sequence[Any] | None) -> list[str]:
+class _DefaultNames(Sequence[str]):
+    """``x0``, ``x1``, ... made when read: a tree may declare far more features than its
+    splits use (a hand-edited ``n_features`` of 10**9 must not build a billion names).
+    """
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [f"x{i}" for i in range(*index.indices(self._n))]
+        if not -self._n <= index < self._n:
+            raise IndexError(f"feature {index} out of range")
+        return f"x{index % self._n}"
+
+
+def _feature_names(tree: Tree, feature_names: Sequence[Any] | None) -> Sequence[str]:
     n = _n_features(tree)
     if feature_names is None:
         feature_names = tree.feature_names
         if feature_names is None:
-            return [f"x{i}" for i in range(n)]
+            return _DefaultNames(n)
         source = "the tree's feature_names"
     else:
         source = "feature_names"
-    if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
-        raise InvalidParameterError(
-            f"feature_names must be a list of strings, got {type(feature_names).__name__}"
-        )
+    check_ordered_names("feature_names", feature_names, "a list of strings in feature order")
     if len(feature_names) != n:
         raise InvalidParameterError(
             f"{source} must have one entry per feature of the tree ({n}), got {len(feature_names)}"
@@ -142,10 +166,7 @@ def _class_names(tree: Tree, class_names: Sequence[Any] | None) -> list[str]:
         source = "the tree's class_names"
     else:
         source = "class_names"
-    if isinstance(class_names, str) or not hasattr(class_names, "__len__"):
-        raise InvalidParameterError(
-            f"class_names must be a list of labels, got {type(class_names).__name__}"
-        )
+    check_ordered_names("class_names", class_names, "a list of labels in class order")
     if len(class_names) != n:
         raise InvalidParameterError(
             f"{source} must have one entry per class of the tree ({n}), got {len(class_names)}"

@@ -28,11 +28,14 @@ predict with the class distribution of the nearest informed ancestor.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Set
 from typing import Any
 
 import numpy as np
 
 from optitree import _core
+from optitree._params import check_real
 from optitree.exceptions import DataError, InvalidParameterError, SchemaVersionError
 
 __all__ = ["CATEGORY", "LEAF", "OBLIQUE", "SCHEMA_VERSION", "THRESHOLD", "Tree"]
@@ -70,6 +73,13 @@ def _array(values: Any, dtype: Any, name: str) -> np.ndarray:
         raise DataError(f"tree array {name!r} must be 1-D, got shape {arr.shape}")
     arr.setflags(write=False)
     return arr
+
+
+def check_ordered_names(name: str, names: Any, allowed: str) -> None:
+    """Names are matched by position, so an unordered collection would pair them by chance."""
+    unordered = isinstance(names, (str, bytes, Set, Mapping)) or not hasattr(names, "__len__")
+    if unordered or not hasattr(names, "__getitem__"):
+        raise InvalidParameterError(f"{name} must be {allowed}, got {type(names).__name__}")
 
 
 class Tree:
@@ -156,6 +166,16 @@ class Tree:
             )
         value_arr.setflags(write=False)
         self.value = value_arr
+        for name, names, allowed in (
+            ("feature_names", feature_names, "a list of strings in feature order"),
+            ("class_names", class_names, "a list of labels in class order"),
+            ("categories", categories, "a list in feature order"),
+        ):
+            if names is not None:
+                check_ordered_names(name, names, allowed)
+        for f, labels in enumerate([] if categories is None else categories):
+            if labels is not None:
+                check_ordered_names(f"categories[{f}]", labels, "a list of labels in code order")
         if n_features is None:
             if feature_names is not None:
                 n_features = len(feature_names)
@@ -174,6 +194,7 @@ class Tree:
         )
         self._check_metadata()
         _core.tree_validate(self)
+        self._check_categories()
 
     @classmethod
     def _adopt(
@@ -201,6 +222,7 @@ class Tree:
         tree.categories = [None if c is None else list(c) for c in categories]
         tree._check_metadata()
         _core.tree_validate(tree)
+        tree._check_categories()
         return tree
 
     def _check_metadata(self) -> None:
@@ -211,6 +233,28 @@ class Tree:
         ):
             if seq is not None and len(seq) != expected:
                 raise DataError(f"{name} has {len(seq)} entries but the tree has {expected}")
+
+    def _check_categories(self) -> None:
+        """A multiway split needs its feature's labels, one for each of its children (a
+        threshold may still compare a categorical feature's codes). Runs after the core's
+        checks, so every feature index is in range.
+        """
+        if self.categories is None:
+            return
+        n_children = np.diff(self.children_ptr)
+        for node in np.flatnonzero(self.kind == CATEGORY):
+            feature = int(self.feature[node])
+            labels = self.categories[feature]
+            if labels is None:
+                raise DataError(
+                    f"node {node} splits feature {feature} by category, but categories"
+                    f"[{feature}] is None (a numeric feature)"
+                )
+            if len(labels) < n_children[node]:
+                raise DataError(
+                    f"node {node} has {n_children[node]} children, one per category of "
+                    f"feature {feature}, but categories[{feature}] lists only {len(labels)}"
+                )
 
     # ------------------------------------------------------------------ shape
     @property
@@ -319,8 +363,7 @@ class Tree:
         -------
         ndarray of shape (n_rows, n_classes)
         """
-        if not np.isfinite(laplace) or laplace < 0:
-            raise InvalidParameterError(f"laplace must be a finite number >= 0, got {laplace}")
+        laplace = check_real("laplace", laplace, low=0.0, high=math.inf, high_open=True)
         counts = self.value[self.prediction_nodes(X)] + laplace
         return counts / counts.sum(axis=1, keepdims=True)
 
