@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import json
 import pickle
 import random
 import warnings
@@ -1144,6 +1145,16 @@ def test_json_round_trip_and_tree_equality():
     assert back != fit(E2_B, E2_PRIOR).tree_  # the GBS tree differs from the balanced one
     grouped = fit(E3_B, E3_PRIOR, E3_Y).tree_
     assert optitree.from_json(optitree.to_json(grouped)) == grouped
+
+
+@pytest.mark.parametrize("bad", [-0.25, float("nan")])
+def test_a_saved_question_tree_with_a_bad_prior_is_refused(bad):
+    tree = QueryTree().fit(_fruit_frame(), prior=np.array(E2_PRIOR)).tree_
+    doc = json.loads(optitree.to_json(tree))
+    doc["tree"]["prior"][2] = bad
+    name = tree.object_names[2]
+    with pytest.raises(DataError, match=f"the prior of object '{name}' is .*finite and >= 0"):
+        optitree.from_json(json.dumps(doc))
 
 
 def test_pickle_and_clone():

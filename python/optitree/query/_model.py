@@ -122,6 +122,13 @@ class QuestionTree:
             raise DataError(f"children must have shape ({n}, 2), got {self.children.shape}")
         if len(self.prior) != m or len(self.target) != m or len(self.object_names) != m:
             raise DataError("prior, target and object_names need one entry per object")
+        bad = np.flatnonzero(~np.isfinite(self.prior) | (self.prior < 0))
+        if len(bad):
+            i = int(bad[0])
+            raise DataError(
+                f"the prior of object {self.object_names[i]!r} is {float(self.prior[i])!r}; "
+                f"priors must be finite and >= 0"
+            )
         inner = self.query >= 0
         if np.any(self.query >= len(self.query_names)):
             raise DataError(f"a node asks a query >= the {len(self.query_names)} queries")
