@@ -549,9 +549,9 @@ def test_default_names_of_a_huge_declared_width_are_made_only_as_read(exporter):
 
 @pytest.mark.parametrize("exporter", [export_text, export_dot])
 def test_unordered_names_are_refused(exporter):
-    with pytest.raises(InvalidParameterError, match="feature_names must be a list .* got dict"):
+    with pytest.raises(InvalidParameterError, match=r"feature_names must be a list .* got dict"):
         exporter(threshold_tree(), feature_names={"a": 0, "b": 1, "c": 2})
-    with pytest.raises(InvalidParameterError, match="class_names must be a list .* got set"):
+    with pytest.raises(InvalidParameterError, match=r"class_names must be a list .* got set"):
         exporter(threshold_tree(), class_names={"a", "b", "c"})
 
 

@@ -21,8 +21,8 @@ The thousand-instance campaigns are marked ``slow`` (``pytest -m slow``).
 from __future__ import annotations
 
 import functools
-import math
 import json
+import math
 import pickle
 import random
 import warnings

@@ -161,6 +161,46 @@ def test_export_options_are_checked_for_question_trees():
     with pytest.raises(InvalidParameterError, match="max_depth"):
         optitree.export_text(tree, max_depth=1)
     assert "p = 0.333" in optitree.export_text(tree, decimals=3)
+    with pytest.raises(InvalidParameterError, match="spacing is not used for question trees"):
+        optitree.export_text(tree, spacing=5)
+    for exporter in (optitree.export_text, optitree.export_dot):
+        with pytest.raises(InvalidParameterError, match=r"one entry per query .* \(3\), got 2"):
+            exporter(tree, feature_names=["a", "b"])
+        with pytest.raises(InvalidParameterError, match=r"class_names must be a list .* set"):
+            exporter(tree, class_names={"a", "b", "c"})
+
+
+def test_export_options_apply_to_question_trees():
+    # They were ignored without a word: a renamed query printed under its old name.
+    tree = QueryTree().fit(np.array([[0, 1], [1, 0], [1, 1]]), groups=[0, 1, 1]).tree_
+    text = optitree.export_text(tree, feature_names=["fever", "cough"], class_names=["flu", "cold"])
+    assert text.splitlines()[:3] == [
+        "Q1. fever?",
+        "    no  -> flu  (p = 0.33, 1 question)",
+        "    yes -> cold  (p = 0.67, 1 question)",
+    ]
+    assert "p =" not in optitree.export_text(tree, show_weights=False)
+    dot = optitree.export_dot(
+        tree, feature_names=["fever", "cough"], filled=True, rounded=False, show_weights=False
+    )
+    assert '0 [shape=box, label="fever?"];' in dot
+    assert "p =" not in dot and dot.count("style=filled, fillcolor=") == 2
+    assert "style=rounded" in optitree.export_dot(tree)
+
+
+def test_a_plotted_question_tree_shows_probabilities_not_samples():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    tree = QueryTree().fit(np.array([[0, 1], [1, 0], [1, 1]]), groups=[0, 1, 1]).tree_
+    import matplotlib.pyplot as plt
+
+    try:
+        artists = optitree.plot_tree(tree)
+    finally:
+        plt.close("all")  # later tests check that plot_tree leaves no figure open
+    texts = [a.get_text() for a in artists if hasattr(a, "get_text")]
+    assert any("p = 0.67" in t for t in texts)
+    assert not any("samples" in t or "value" in t for t in texts)
 
 
 def test_decomposition_refuses_overflowing_cost_bases():

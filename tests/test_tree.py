@@ -63,7 +63,7 @@ def test_laplace_smoothing():
     np.testing.assert_allclose(t.predict_proba([[0, 0.2]], laplace=1), [[4 / 5, 1 / 5]])
     with pytest.raises(InvalidParameterError, match="laplace"):
         t.predict_proba([[0, 0.2]], laplace=-1)
-    with pytest.raises(InvalidParameterError, match="laplace must be a number in .*got None"):
+    with pytest.raises(InvalidParameterError, match=r"laplace must be a number in .*got None"):
         t.predict_proba([[0, 0.2]], laplace=None)
 
 

@@ -103,6 +103,26 @@ def _is_question_tree(tree: Any) -> bool:
     return isinstance(tree, QuestionTree)
 
 
+def _renamed_question_tree(tree: Any, feature_names: Any, class_names: Any) -> Any:
+    """A question tree's queries play the features' part, and its targets the classes'."""
+    state = tree._state()
+    for name, given, field, unit in (
+        ("feature_names", feature_names, "query_names", "query"),
+        ("class_names", class_names, "target_names", "target"),
+    ):
+        if given is None:
+            continue
+        check_ordered_names(name, given, f"a list of {unit} names in {unit} order")
+        expected = len(state[field])
+        if len(given) != expected:
+            raise InvalidParameterError(
+                f"{name} must have one entry per {unit} of the question tree ({expected}), "
+                f"got {len(given)}"
+            )
+        state[field] = [str(n) for n in given] if field == "query_names" else list(given)
+    return type(tree)(**state)
+
+
 def _check_tree(tree: Any) -> None:
     if not isinstance(tree, Tree):
         raise InvalidParameterError(
@@ -512,7 +532,7 @@ def export_text(
     *,
     feature_names: Sequence[Any] | None = None,
     class_names: Sequence[Any] | None = None,
-    show_weights: bool = False,
+    show_weights: bool | None = None,
     decimals: int = 2,
     max_depth: int | None = None,
     spacing: int = 3,
@@ -525,6 +545,10 @@ def export_text(
     oblique tests); every leaf a line with its class. An empty leaf shows the
     class it predicts, that of its nearest non-empty ancestor, and says so.
 
+    A question tree (:class:`~optitree.query.QuestionTree`) is written as a
+    numbered questionnaire instead; ``feature_names`` rename its queries and
+    ``class_names`` its targets.
+
     Parameters
     ----------
     tree : Tree
@@ -535,8 +559,9 @@ def export_text(
     class_names : list, optional
         Names of the classes in code order; override the tree's names.
         Default: the tree's names, else the class codes.
-    show_weights : bool, default=False
-        Also show the (weighted) class counts of every leaf.
+    show_weights : bool, optional
+        Also show the (weighted) class counts of every leaf (default: no). A
+        question tree shows the probability of each answer unless ``False``.
     decimals : int, default=2
         Decimals of thresholds, coefficients and weights; trailing zeros are
         dropped. A threshold that these do not show exactly is shown with the
@@ -588,11 +613,19 @@ def export_text(
         from optitree.query._export import questionnaire
 
         _check_int("decimals", decimals, 0)
-        _check_flags(show_weights=show_weights)
+        if show_weights is not None:
+            _check_flags(show_weights=show_weights)
         if max_depth is not None:
             raise InvalidParameterError("max_depth is not supported for question trees")
-        return questionnaire(tree, decimals=decimals, show_mass=True)
+        if spacing != 3:
+            raise InvalidParameterError(
+                "spacing is not used for question trees: the questionnaire numbers its "
+                "questions instead of indenting them"
+            )
+        tree = _renamed_question_tree(tree, feature_names, class_names)
+        return questionnaire(tree, decimals=decimals, show_mass=show_weights is not False)
     _check_tree(tree)
+    show_weights = False if show_weights is None else show_weights
     _check_flags(show_weights=show_weights)
     _check_int("decimals", decimals, 0)
     _check_int("max_depth", max_depth, 0, allow_none=True)
@@ -665,8 +698,11 @@ def _node_lines(
     *,
     show_weights: bool,
     decimals: int,
+    total_name: str = "samples",
 ) -> list[str]:
-    """The lines of text describing one node (shared by DOT and matplotlib)."""
+    """The lines of text describing one node (shared by DOT and matplotlib); ``total_name``
+    names the node's total (a question tree's is a probability, not a count of samples).
+    """
     value = np.asarray(tree.value[node], dtype=np.float64)
     lines = []
     if int(tree.kind[node]) == LEAF:
@@ -675,7 +711,7 @@ def _node_lines(
             lines.append(f"({_EMPTY_NOTE if parents[node] >= 0 else _EMPTY_ROOT_NOTE})")
     else:
         lines.append(_split_subject(tree, node, names, decimals))
-    lines.append(f"samples = {format_number(float(value.sum()), decimals)}")
+    lines.append(f"{total_name} = {format_number(float(value.sum()), decimals)}")
     if show_weights:
         lines.append(f"value = {_weights(value, decimals)}")
     return lines
@@ -699,6 +735,11 @@ def export_dot(
     counts. Edges carry the outcome of the test: ``= category``, ``<= t`` /
     ``> t`` or, for oblique tests, ``<= 0`` / ``> 0``. Rendering the document
     needs Graphviz (``dot -Tpng tree.dot -o tree.png``); producing it does not.
+
+    A question tree draws its questions as boxes and its answers as ellipses
+    with their probability (``show_weights``); ``feature_names`` rename its
+    queries, ``class_names`` its targets, and ``filled`` colours answers by
+    target.
 
     Parameters
     ----------
@@ -757,7 +798,14 @@ def export_dot(
 
         _check_int("decimals", decimals, 0)
         _check_flags(filled=filled, rounded=rounded, show_weights=show_weights)
-        return to_dot(tree, decimals=decimals)
+        tree = _renamed_question_tree(tree, feature_names, class_names)
+        return to_dot(
+            tree,
+            decimals=decimals,
+            show_mass=show_weights,
+            rounded=rounded,
+            fill=_class_colour if filled else None,
+        )
     _check_tree(tree)
     _check_flags(filled=filled, rounded=rounded, show_weights=show_weights)
     _check_int("decimals", decimals, 0)

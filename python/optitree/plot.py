@@ -106,7 +106,9 @@ def plot_tree(
     oblique test as produced by :func:`optitree.export.format_oblique`), leaves
     their class; every box also shows the number of training samples and the
     class counts. Edges are labelled with the outcome of the test (``= sunny``,
-    ``<= 2.45`` / ``> 2.45``, ``<= 0`` / ``> 0``).
+    ``<= 2.45`` / ``> 2.45``, ``<= 0`` / ``> 0``). A question tree's boxes show
+    the probability ``p`` of reaching them instead of counts; ``feature_names``
+    then name its queries and ``class_names`` its targets.
 
     Parameters
     ----------
@@ -175,7 +177,8 @@ def plot_tree(
     """
     from optitree.query._model import QuestionTree
 
-    if isinstance(tree, QuestionTree):
+    question_tree = isinstance(tree, QuestionTree)
+    if question_tree:
         tree = tree.to_tree()
     _check_tree(tree)
     _check_flags(filled=filled)
@@ -221,8 +224,10 @@ def plot_tree(
                 predicted,
                 empty,
                 parents,
-                show_weights=True,
+                # A question tree's totals are prior masses: one probability per box.
+                show_weights=not question_tree,
                 decimals=decimals,
+                total_name="p" if question_tree else "samples",
             )
             texts[node] = "\n".join(lines)
 

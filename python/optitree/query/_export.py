@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -85,20 +86,34 @@ def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_dot(tree: QuestionTree, *, decimals: int = 3) -> str:
-    """Graphviz DOT: question boxes, answer ellipses, edges labelled no / yes."""
+def to_dot(
+    tree: QuestionTree,
+    *,
+    decimals: int = 3,
+    show_mass: bool = True,
+    rounded: bool = True,
+    fill: Callable[[int], str] | None = None,
+) -> str:
+    """Graphviz DOT: question boxes, answer ellipses, edges labelled no / yes. ``fill`` gives
+    the colour of a target's answers (an answer naming several targets stays white).
+    """
     mass = tree.mass
+    box = "shape=box, style=rounded" if rounded else "shape=box"
     lines = ["digraph QuestionTree {", '    node [fontname="helvetica"];']
     for a in _preorder(tree):
         if tree.is_leaf(a):
             # Escaped before the line break joins them: an escaped '\\n' is drawn as is.
-            text = (
-                _dot_escape(str(_label(tree.leaf_label(a)))) + f"\\np = {_fmt(mass[a], decimals)}"
-            )
-            lines.append(f'    {a} [shape=ellipse, label="{text}"];')
+            text = _dot_escape(str(_label(tree.leaf_label(a))))
+            if show_mass:
+                text += f"\\np = {_fmt(mass[a], decimals)}"
+            style = ""
+            targets = np.unique(tree.target[tree.objects_at(a)])
+            if fill is not None and len(targets) == 1:
+                style = f', style=filled, fillcolor="{fill(int(targets[0]))}"'
+            lines.append(f'    {a} [shape=ellipse{style}, label="{text}"];')
         else:
             q = tree.query_names[int(tree.query[a])]
-            lines.append(f'    {a} [shape=box, style=rounded, label="{_dot_escape(q)}?"];')
+            lines.append(f'    {a} [{box}, label="{_dot_escape(q)}?"];')
     for a in _preorder(tree):
         if not tree.is_leaf(a):
             lines.append(f'    {a} -> {int(tree.children[a, 0])} [label="no"];')
