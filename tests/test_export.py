@@ -1053,3 +1053,29 @@ def test_hand_edited_numbers_out_of_range_are_named():
         from_json(json.dumps(edited))
     with pytest.raises(SchemaVersionError, match="nests deeper"):
         from_json("[" * 100_000 + "]" * 100_000)
+
+
+def test_labels_that_would_print_alike_are_quoted():
+    # 1 and "1", or a blank and a space, printed the same: the rules could not be told apart.
+    tree = Tree(
+        kind=[CATEGORY, LEAF, LEAF, LEAF],
+        feature=[0, -1, -1, -1],
+        threshold=[nan] * 4,
+        children_ptr=[0, 3, 3, 3, 3],
+        children=[1, 2, 3],
+        value=[[1, 2], [1, 0], [0, 1], [0, 1]],
+        categories=[[1, "1", " "]],
+        class_names=["", "no"],
+    )
+    assert export_text(tree).splitlines() == [
+        "|--- x0 = 1",
+        "|   |--- class: ''",
+        "|--- x0 = '1'",
+        "|   |--- class: 'no'",
+        "|--- x0 = ' '",
+        "|   |--- class: 'no'",
+    ]
+    assert "0 -> 2 [label=\"= '1'\"]" in export_dot(tree)
+    # Labels that print distinctly stay as they are.
+    plain = rebuild(tree, categories=[["a", "b", "c"]], class_names=["yes", "no"])
+    assert "x0 = b" in export_text(plain) and "class: yes" in export_text(plain)

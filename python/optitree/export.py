@@ -191,16 +191,39 @@ def _class_names(tree: Tree, class_names: Sequence[Any] | None) -> list[str]:
         raise InvalidParameterError(
             f"{source} must have one entry per class of the tree ({n}), got {len(class_names)}"
         )
-    return [str(name) for name in class_names]
+    return _distinct_texts(class_names)
 
 
-def _category_name(tree: Tree, feature: int, code: int) -> str:
-    categories = tree.categories
-    if categories is not None and 0 <= feature < len(categories):
-        labels = categories[feature]
-        if labels is not None and 0 <= code < len(labels):
-            return str(labels[code])
-    return str(code)
+def _distinct_texts(labels: Sequence[Any]) -> list[str]:
+    """Labels as printed: ``str``, unless two would print alike or one is blank or padded
+    (``1`` and ``"1"``, ``""`` and ``" "``); then every label of the list is printed with
+    ``repr``, so that each reads as what it is.
+    """
+    texts = [str(label) for label in labels]
+    if len(set(texts)) < len(texts) or any(t == "" or t != t.strip() for t in texts):
+        return [repr(label) for label in labels]
+    return texts
+
+
+class _CategoryTexts:
+    """A tree's category labels as printed, made per feature when first needed (within one
+    export: ``tree.categories`` is a public list and may change between exports).
+    """
+
+    def __init__(self, tree: Tree) -> None:
+        self._categories = tree.categories
+        self._texts: dict[int, list[str] | None] = {}
+
+    def __call__(self, feature: int, code: int) -> str:
+        if feature not in self._texts:
+            labels = None
+            if self._categories is not None and 0 <= feature < len(self._categories):
+                labels = self._categories[feature]
+            self._texts[feature] = None if labels is None else _distinct_texts(labels)
+        texts = self._texts[feature]
+        if texts is not None and 0 <= code < len(texts):
+            return texts[code]
+        return str(code)
 
 
 # ---------------------------------------------------------------------------
@@ -261,11 +284,18 @@ def _split_subject(tree: Tree, node: int, names: list[str], decimals: int) -> st
     return names[int(tree.feature[node])]
 
 
-def _branch_label(tree: Tree, node: int, child_index: int, decimals: int) -> str:
+def _branch_label(
+    tree: Tree,
+    node: int,
+    child_index: int,
+    decimals: int,
+    category_texts: _CategoryTexts | None = None,
+) -> str:
     """The outcome of the node's test that leads to its ``child_index``-th child."""
     kind = int(tree.kind[node])
     if kind == CATEGORY:
-        return "= " + _category_name(tree, int(tree.feature[node]), child_index)
+        texts = _CategoryTexts(tree) if category_texts is None else category_texts
+        return "= " + texts(int(tree.feature[node]), child_index)
     if kind == THRESHOLD:
         bound = _exact_number(float(tree.threshold[node]), decimals)
     elif kind == OBLIQUE:
@@ -632,6 +662,7 @@ def export_text(
     _check_int("spacing", spacing, 1)
     names = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names)
+    category_texts = _CategoryTexts(tree)
     predicted, empty = _predicted_classes(tree)
     value = np.asarray(tree.value, dtype=np.float64)
     parents = _parents(tree)
@@ -670,7 +701,7 @@ def export_text(
             continue
         subject = _split_subject(tree, node, names, decimals)
         for j in range(len(kids) - 1, -1, -1):
-            label = _branch_label(tree, node, j, decimals)
+            label = _branch_label(tree, node, j, decimals, category_texts)
             if label.startswith("> "):
                 label = ">  " + label[2:]  # align with "<= "
             stack.append((kids[j], level + 1))
@@ -811,6 +842,7 @@ def export_dot(
     _check_int("decimals", decimals, 0)
     names = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names)
+    category_texts = _CategoryTexts(tree)
     predicted, empty = _predicted_classes(tree)
     parents = _parents(tree)
 
@@ -847,7 +879,7 @@ def export_dot(
         out.append(f"{node} [{attrs}] ;")
     for node in range(int(tree.n_nodes)):
         for j, child in enumerate(_children(tree, node)):
-            label = _dot_escape(_branch_label(tree, node, j, decimals))
+            label = _dot_escape(_branch_label(tree, node, j, decimals, category_texts))
             out.append(f'{node} -> {child} [label="{label}"] ;')
     out.append("}")
     return "".join(line + "\n" for line in out)

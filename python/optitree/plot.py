@@ -20,6 +20,7 @@ from optitree.exceptions import InvalidParameterError
 from optitree.export import (
     _INTERNAL_COLOUR,
     _branch_label,
+    _CategoryTexts,
     _check_flags,
     _check_int,
     _check_tree,
@@ -202,6 +203,7 @@ def plot_tree(
         image_format = _FORMATS[extension]
     names = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names)
+    category_texts = _CategoryTexts(tree)
 
     plt = _import_matplotlib()
     from matplotlib.figure import Figure
@@ -315,7 +317,7 @@ def plot_tree(
                 ax.text(
                     middle[0],
                     middle[1],
-                    _branch_label(tree, node, j, decimals),
+                    _branch_label(tree, node, j, decimals, category_texts),
                     ha="center",
                     va="center",
                     fontsize=fontsize,
