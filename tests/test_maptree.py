@@ -41,6 +41,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import optitree
 from optitree import (
     DataError,
     InvalidParameterError,
@@ -850,6 +851,21 @@ def test_string_labels_and_predictive_probabilities():
         assert list(predictions) == list(names[np.argmax(proba, axis=1)])
         checked += 1
     assert checked >= 10
+
+
+def test_unequal_rho_shows_the_predicted_class_in_the_tree_and_its_exports():
+    # 37 rows of class 0 and 23 of class 1 in one leaf, but rho = (0.5, 30) tips the posterior
+    # mean to class 1: the tree and its exports showed the majority (0) while predict said 1.
+    X = np.zeros((60, 1), dtype=int)
+    y = np.array([0] * 37 + [1] * 23)
+    clf = fit(X, y, rho=(0.5, 30.0))
+    assert clf.tree_.class_prior.tolist() == [0.5, 30.0]
+    assert list(clf.predict(X[:1])) == [1]
+    assert list(clf.tree_.predict(X[:1])) == [1]
+    assert optitree.export_text(clf.tree_) == "|--- class: 1\n"
+    np.testing.assert_allclose(clf.predict_proba(X[:1]), [[37.5 / 90.5, 53 / 90.5]])
+    restored = optitree.from_json(optitree.to_json(clf.tree_))
+    assert restored == clf.tree_ and list(restored.predict(X[:1])) == [1]
 
 
 def test_two_class_predict_proba_and_string_labels():

@@ -67,6 +67,31 @@ def test_laplace_smoothing():
         t.predict_proba([[0, 0.2]], laplace=None)
 
 
+def test_class_prior_adds_pseudo_counts_where_a_node_predicts():
+    t = mixed_tree(class_names=["no", "yes"], class_prior=[0.0, 3.0])
+    X = np.array([[0, 0.2], [1, 3.0]])  # leaves with totals [3, 0] and [0, 3]
+    np.testing.assert_allclose(t.predict_proba(X), [[0.5, 0.5], [0.0, 1.0]])
+    assert t.predict(X).tolist() == ["no", "yes"]  # a tie goes to the first class
+    t = mixed_tree(class_names=["no", "yes"], class_prior=[0.0, 3.5])
+    assert t.predict(X).tolist() == ["yes", "yes"]
+    np.testing.assert_allclose(t.predict_proba(X, laplace=1)[0], [4 / 8.5, 4.5 / 8.5])
+    assert t != mixed_tree(class_names=["no", "yes"])
+    assert pickle.loads(pickle.dumps(t)) == t
+
+
+@pytest.mark.parametrize(
+    ("prior", "message"),
+    [
+        ([1.0], "class_prior has 1 entries but the tree has 2 classes"),
+        ([1.0, -0.5], r"class_prior\[1\] is -0.5; pseudo-counts must be finite and >= 0"),
+        ([1.0, NAN], r"class_prior\[1\] is nan"),
+    ],
+)
+def test_class_prior_is_checked(prior, message):
+    with pytest.raises(DataError, match=message):
+        mixed_tree(class_prior=prior)
+
+
 def test_predict_from_a_dataframe_maps_category_names():
     t = mixed_tree(feature_names=["colour", "size"], categories=[["red", "green", "blue"], None])
     df = pd.DataFrame({"size": [0.2, 3.0, 0.1], "colour": ["red", "green", "purple"]})

@@ -313,7 +313,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         Xm = self._predict_matrix(X)
         nodes = self.tree_.prediction_nodes(Xm)
-        return self.classes_[np.argmax(self.tree_.value, axis=1)[nodes]]
+        node_class = np.argmax(self.tree_.predicting_totals(slice(None)), axis=1)
+        return self.classes_[node_class[nodes]]
 
     def get_depth(self) -> int:
         """Depth of the fitted tree."""
@@ -337,7 +338,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         nodes = self.tree_.prediction_nodes(data.encoded.X)
         # Each node's class once, then per row: gathering rows' value vectors cost more.
-        hits = np.argmax(self.tree_.value, axis=1)[nodes] == data.y
+        hits = np.argmax(self.tree_.predicting_totals(slice(None)), axis=1)[nodes] == data.y
         if weights is None:
             return float(np.count_nonzero(hits) / len(hits))
         return float(np.sum(weights[hits]) / np.sum(weights))

@@ -247,9 +247,10 @@ def _parents(tree: Tree) -> list[int]:
 def _predicted_classes(tree: Tree) -> tuple[list[int], list[bool]]:
     """Class shown for every node, and whether the node is empty.
 
-    A non-empty node shows the majority of its counts (ties go to the lowest
-    class code); an empty node shows the class of its nearest non-empty
-    ancestor, and an empty root shows class 0.
+    A non-empty node shows the majority of its counts, plus the tree's
+    ``class_prior`` if any (ties go to the lowest class code); an empty node
+    shows the class of its nearest non-empty ancestor, and an empty root shows
+    class 0.
     """
     value = np.asarray(tree.value, dtype=np.float64)
     n_nodes = int(tree.n_nodes)
@@ -259,7 +260,7 @@ def _predicted_classes(tree: Tree) -> tuple[list[int], list[bool]]:
     stack = [(0, 0)]
     while stack:
         node, inherited = stack.pop()
-        own = inherited if empty[node] else int(np.argmax(value[node]))
+        own = inherited if empty[node] else int(np.argmax(tree.predicting_totals(node)))
         predicted[node] = own
         stack.extend((child, own) for child in _children(tree, node))
     return predicted, empty
@@ -981,6 +982,8 @@ def _tree_to_dict(tree: Tree) -> dict[str, Any]:
             else [_encode_label(c, f"categories[{f}][{j}]") for j, c in enumerate(labels)]
             for f, labels in enumerate(tree.categories)
         ]
+    if tree.class_prior is not None:  # written only when set: older readers load the rest
+        doc["class_prior"] = [_encode_float(v) for v in tree.class_prior]
     return doc
 
 
@@ -1227,6 +1230,13 @@ def _dict_to_tree(doc: Any) -> Tree:
             else:
                 raise DataError(f"tree.categories[{f}] must be null or a list of labels")
         categories = decoded
+    class_prior = doc.get("class_prior")
+    if class_prior is not None:
+        if not isinstance(class_prior, list):
+            raise DataError("tree.class_prior must be null or a list of numbers")
+        class_prior = [
+            _decode_float(v, f"tree.class_prior[{k}]") for k, v in enumerate(class_prior)
+        ]
     try:
         return Tree(
             arrays["kind"].astype(np.int8),
@@ -1244,6 +1254,7 @@ def _dict_to_tree(doc: Any) -> Tree:
             feature_names=feature_names,
             class_names=class_names,
             categories=categories,
+            class_prior=class_prior,
         )
     except DataError:
         raise

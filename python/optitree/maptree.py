@@ -53,7 +53,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
     rho : float or sequence of float, default=(2.5, 2.5)
         Dirichlet pseudo-counts in (0, 1e6], one per class (in ``classes_`` order). A single
         number, or a sequence whose entries are all equal, is used for every class whatever
-        their number.
+        their number. ``tree_.class_prior`` holds them, so the tree and its exports predict
+        with the posterior mean as the estimator does.
     max_expansions : int or None
         Stop after this many expansions (status ``node_limit``); the search is deterministic,
         so this is the reproducible way to cap it.
@@ -214,8 +215,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         arrays = dict(result["tree"])
         arrays["value"] = np.asarray(arrays["value"])[:, : len(self.classes_)]
         result = dict(result, tree=arrays)
-        self._finish_fit(result, data, tree=self._binary_tree(arrays))
-        self._alpha_beta_rho = (alpha, beta, rho)
+        self._finish_fit(result, data, tree=self._binary_tree(arrays, rho))
         cost = -tree_log_posterior(self.tree_, binary, data.y, alpha, beta, rho)
         self.log_posterior_ = -cost
         tol = 1e-9 * max(1.0, abs(cost))
@@ -228,13 +228,16 @@ class MAPTreeClassifier(BaseTreeClassifier):
             )
         return self
 
-    def _binary_tree(self, arrays: dict[str, Any]) -> Tree:
-        # The tree lives on the binary features the search split.
+    def _binary_tree(self, arrays: dict[str, Any], rho: list[float]) -> Tree:
+        # The tree lives on the binary features the search split. Its leaves predict with the
+        # posterior mean, so the exports show the class the estimator predicts (with unequal
+        # rho that need not be the majority).
         return Tree(
             **arrays,
             feature_names=self.binary_features_,
             class_names=[v.item() if isinstance(v, np.generic) else v for v in self.classes_],
             categories=self._binary_categories,
+            class_prior=rho[: len(self.classes_)],
         )
 
     def _predict_matrix(self, X: Any) -> np.ndarray:
@@ -244,11 +247,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Posterior predictive class probabilities: ``(c_k + ρ_k) / (n + Σ ρ)`` of the leaf
         (the Dirichlet posterior mean), columns in ``classes_`` order."""
-        Xm = self._predict_matrix(X)
-        counts = self.tree_.value[self.tree_.prediction_nodes(Xm)]
-        rho = np.asarray(self._alpha_beta_rho[2][: counts.shape[1]])
-        post = counts + rho
-        return post / post.sum(axis=1, keepdims=True)
+        Xm = self._predict_matrix(X)  # checks that the estimator is fitted
+        return self.tree_.predict_proba(Xm)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest posterior predictive probability (ties: first in ``classes_``)."""

@@ -104,6 +104,10 @@ class Tree:
     feature_names, class_names, categories : list, optional
         Display metadata: a name per feature, a label per class, and per feature the list of
         category labels (``None`` for numeric features).
+    class_prior : array-like of shape (n_classes,), optional
+        Pseudo-counts added to a node's class totals when it predicts (``predict``,
+        ``predict_proba`` and the class shown by the exports), as a Bayesian model's posterior
+        mean does (MAPTree's ``rho``). Default: none, the class frequencies.
 
     Examples
     --------
@@ -138,6 +142,7 @@ class Tree:
         feature_names: list[str] | None = None,
         class_names: list[Any] | None = None,
         categories: list[list[Any] | None] | None = None,
+        class_prior: Any = None,
     ) -> None:
         self.kind = _array(kind, np.int8, "kind")
         n = len(self.kind)
@@ -192,6 +197,7 @@ class Tree:
             if categories is None
             else [None if c is None else _plain_list(c) for c in categories]
         )
+        self.class_prior = None if class_prior is None else self._prior_array(class_prior)
         self._check_metadata()
         _core.tree_validate(self)
         self._check_categories()
@@ -220,6 +226,7 @@ class Tree:
         tree.class_names = list(class_names)
         # Lists of their own: the estimator keeps the encoder's for encoding new data.
         tree.categories = [None if c is None else list(c) for c in categories]
+        tree.class_prior = None
         tree._check_metadata()
         _core.tree_validate(tree)
         tree._check_categories()
@@ -233,6 +240,27 @@ class Tree:
         ):
             if seq is not None and len(seq) != expected:
                 raise DataError(f"{name} has {len(seq)} entries but the tree has {expected}")
+
+    def _prior_array(self, class_prior: Any) -> np.ndarray:
+        prior = _array(class_prior, np.float64, "class_prior")
+        if len(prior) != self.value.shape[1]:
+            raise DataError(
+                f"class_prior has {len(prior)} entries but the tree has {self.value.shape[1]} "
+                "classes"
+            )
+        bad = np.flatnonzero(~np.isfinite(prior) | (prior < 0))
+        if len(bad):
+            raise DataError(
+                f"class_prior[{bad[0]}] is {float(prior[bad[0]])!r}; pseudo-counts must be finite "
+                "and >= 0"
+            )
+        return prior
+
+    def predicting_totals(self, nodes: Any) -> np.ndarray:
+        """The class totals the given nodes (an index, array or slice of ``value``'s rows)
+        predict from: their ``value`` rows, plus ``class_prior`` when the tree has one."""
+        totals = self.value[nodes]
+        return totals if self.class_prior is None else totals + self.class_prior
 
     def _check_categories(self) -> None:
         """A multiway split needs its feature's labels, one for each of its children (a
@@ -351,7 +379,8 @@ class Tree:
         return predicting
 
     def predict_proba(self, X: Any, *, laplace: float = 0.0) -> np.ndarray:
-        """Class probabilities: the class frequencies of each row's predicting node.
+        """Class probabilities: the class frequencies of each row's predicting node (its totals
+        plus ``class_prior``, if the tree has one).
 
         Parameters
         ----------
@@ -364,7 +393,7 @@ class Tree:
         ndarray of shape (n_rows, n_classes)
         """
         laplace = check_real("laplace", laplace, low=0.0, high=math.inf, high_open=True)
-        counts = self.value[self.prediction_nodes(X)] + laplace
+        counts = self.predicting_totals(self.prediction_nodes(X)) + laplace
         return counts / counts.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -372,7 +401,7 @@ class Tree:
 
         Ties between classes go to the first class in ``class_names`` order.
         """
-        idx = np.argmax(self.value[self.prediction_nodes(X)], axis=1)
+        idx = np.argmax(self.predicting_totals(self.prediction_nodes(X)), axis=1)
         if self.class_names is None:
             return idx
         return _label_array(self.class_names)[idx]
@@ -408,6 +437,8 @@ class Tree:
             and self.feature_names == other.feature_names
             and _labels_equal(self.class_names, other.class_names)
             and self.categories == other.categories
+            and (self.class_prior is None) == (other.class_prior is None)
+            and (self.class_prior is None or np.array_equal(self.class_prior, other.class_prior))
         )
 
     __hash__ = None  # mutable metadata: trees are compared by value, not hashed
@@ -426,6 +457,7 @@ class Tree:
             feature_names=self.feature_names,
             class_names=self.class_names,
             categories=self.categories,
+            class_prior=None if self.class_prior is None else self.class_prior.copy(),
         )
         return state
 
