@@ -37,6 +37,7 @@ import itertools
 import math
 import pickle
 import random
+import re
 
 import numpy as np
 import pandas as pd
@@ -812,7 +813,7 @@ def test_candidate_rules_are_the_oracle_rules(rule, N, D, degree):
 # ---- 5. T10: determinism on tied optima ----------------------------------------------------
 
 
-@pytest.mark.parametrize("rule", ["axis", "hyperplane", "mixed"])
+@pytest.mark.parametrize("rule", ["axis", "hyperplane"])
 def test_all_equal_labels(rule):
     X = _gaussian(31, 7, 2)
     y = np.full(7, "same")
@@ -977,6 +978,41 @@ def test_time_limit_returns_the_best_tree_so_far():
     assert clf.get_n_splits() <= 3
     assert clf.predict(X).shape == (150,)
     assert set(clf.predict(X)) <= set(clf.classes_)
+
+
+@pytest.mark.parametrize("rule", ["axis", "hyperplane"])
+def test_a_limit_reached_while_generating_rules_returns_the_best_single_split(rule):
+    # With time_limit=0 the solve stops once its rules are made, before any search: the best
+    # split among them is a proper tree, and it came back as a leaf before.
+    X, y = _gaussian(1302, 60, 2), _labels(1302, 60, 2)
+    with pytest.warns(NotProvenOptimalWarning, match="time_limit"):
+        clf = ProperTreeClassifier(n_splits=3, rule=rule, time_limit=0).fit(X, y)
+    best_stump = ProperTreeClassifier(n_splits=1, rule=rule).fit(X, y)
+    assert clf.status_ == "time_limit"
+    assert clf.get_n_splits() == 1
+    assert clf.objective_ == clf.upper_bound_ == best_stump.objective_
+    stats = clf.statistics_
+    assert stats["stump_rules_scanned"] == stats["candidate_rules"] > 0
+
+
+def test_memory_limit_stops_rule_generation_with_the_best_split_so_far():
+    X, y = _gaussian(1303, 300, 3), _labels(1303, 300, 3)
+    with pytest.warns(NotProvenOptimalWarning, match="memory_limit"):
+        clf = ProperTreeClassifier(
+            n_splits=4, rule="hyperplane", time_limit=60, memory_limit=10 * 2**20
+        ).fit(X, y)
+    assert clf.status_ == "memory_limit"
+    assert clf.get_n_splits() <= 1
+    assert 0 < clf.statistics_["candidate_rules"] < 10 * 2**20 // 40  # 40+ bytes a rule
+    assert clf.objective_ == clf.upper_bound_
+
+
+def test_rule_generation_reports_its_progress(capsys):
+    X, y = _gaussian(1303, 300, 3), _labels(1303, 300, 3)
+    with pytest.warns(NotProvenOptimalWarning):
+        ProperTreeClassifier(n_splits=4, rule="hyperplane", time_limit=1.2, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert re.search(r"generating rules: +[\d,]+ / 4,455,100 row subsets .* [\d,]+ rules", err)
 
 
 def test_hopeless_search_is_refused_without_a_time_limit():

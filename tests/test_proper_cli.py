@@ -113,3 +113,16 @@ def test_categorical_columns_are_refused_with_the_way_out(capsys):
     assert captured.out == ""
     assert "6 column(s) are categorical ('a1', 'a2'" in captured.err
     assert "use --algorithm branches, maptree or stump" in captured.err
+
+
+def test_memory_limit_applies_to_proper(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 3))
+    path = tmp_path / "cloud.csv"
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=(X[:, 0] > 0).astype(int))
+    frame.to_csv(path, index=False)
+    args = ["fit", str(path), "--algorithm", "proper", "--rule", "hyperplane", "--n-splits", "4"]
+    code = main([*args, "--time-limit", "60", "--memory-limit", "10M"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "status:            memory_limit" in out

@@ -383,6 +383,7 @@ _PROPER_OPTIONS = (
     _TIME_LIMIT,
     _BRANCHES_OPTIONS[2],  # --max-depth
     _BRANCHES_OPTIONS[3],  # --min-samples-leaf
+    _BRANCHES_OPTIONS[4],  # --memory-limit
     AlgorithmOption("--n-splits", "n_splits", positive_int, "number of splits K (default 2)", "K"),
     AlgorithmOption(
         "--rule",

@@ -65,7 +65,12 @@ class ProperTreeClassifier(BaseTreeClassifier):
         matters with ``exactly=True``).
     time_limit : float or None, default=None
         Seconds; the best tree so far comes back with status ``time_limit``. Without a time limit
-        a search whose worst case looks hopeless (over an hour) is refused before it starts.
+        a search whose worst case looks hopeless (over an hour) is refused before it starts. If
+        it passes while the candidate rules are generated, the best single split among the rules
+        made so far comes back.
+    memory_limit : int or None, default=None
+        Bytes the candidate rules and the search's cache may hold; past it the best tree so far
+        comes back with status ``memory_limit``.
     n_jobs : int, default=1
         Threads (``-1``: all cores). The result does not depend on it.
     verbose : int, default=0
@@ -87,14 +92,15 @@ class ProperTreeClassifier(BaseTreeClassifier):
         Training loss of ``tree_``, recomputed by routing the rows (misclassified rows for the
         default objective).
     status_ : str
-        ``optimal`` or ``time_limit`` / ``interrupted``.
+        ``optimal`` or ``time_limit`` / ``memory_limit`` / ``interrupted``.
     lower_bound_, upper_bound_ : float
         Bounds on the optimal loss (equal when proven).
     statistics_ : dict
         ``candidate_rules``, ``rules_thinned`` (rules no feasible tree can use),
         ``duplicate_rules``, ``combinations`` / ``combinations_pruned`` / ``sodt_calls``
         (combination engine) or ``candidates`` (distinct partitions) / ``subproblems`` /
-        ``splits_evaluated`` (top-down engine), and ``seconds``.
+        ``splits_evaluated`` (top-down engine), and ``seconds``. A solve stopped while
+        generating rules counts the rules made so far and ``stump_rules_scanned``.
     classes_, n_features_in_, feature_names_in_
 
     Examples
@@ -118,6 +124,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
         max_depth: int | None = None,
         min_samples_leaf: int = 1,
         time_limit: float | None = None,
+        memory_limit: int | None = None,
         n_jobs: int = 1,
         verbose: int = 0,
         side_assignment: str = "all",
@@ -131,6 +138,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
+        self.memory_limit = memory_limit
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.side_assignment = side_assignment
@@ -152,6 +160,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
             "n_jobs": n_jobs,
             "engine": check_choice("engine", self.engine, ("auto", "topdown", "combinations")),
             "time_limit": check_time_limit(self.time_limit),
+            "memory_limit": check_int("memory_limit", self.memory_limit, low=1, allow_none=True),
             "verbose": check_int("verbose", self.verbose, low=0),
         }
 
@@ -297,6 +306,15 @@ def _print_progress(p: dict[str, Any]) -> None:
     done, total, seconds = p["iterations"], max(p["expansions"], 1), p["seconds"]
     frac = done / total
     eta = seconds * (1 - frac) / frac if frac > 0 else float("nan")
+    if p.get("phase") == "rules":
+        print(
+            f"[proper] {seconds:8.1f}s  generating rules: {done:>12,} / {total:,} row subsets "
+            f"({100 * frac:5.1f}%)  ETA {eta:8.1f}s  {p['cached']:,} rules, "
+            f"{p['memory_bytes'] / 2**20:,.0f} MiB",
+            file=sys.stderr,
+            flush=True,
+        )
+        return
     print(
         f"[proper] {seconds:8.1f}s  {done:>12,} / {total:,} ({100 * frac:5.1f}%)  "
         f"ETA {eta:8.1f}s  best loss {p['upper_bound']:.6g}",

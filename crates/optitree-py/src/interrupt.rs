@@ -64,6 +64,7 @@ impl Reporter {
         d.set_item("cached", s.cached)?;
         d.set_item("memory_bytes", s.memory_bytes)?;
         d.set_item("seconds", s.seconds)?;
+        d.set_item("phase", s.phase)?;
         self.callback.call1(py, (d,))?;
         Ok(())
     }

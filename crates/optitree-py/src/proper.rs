@@ -61,7 +61,7 @@ fn rule_spec(rule: &str, degree: u32, sides: &str) -> PyResult<RuleSpec> {
 #[pyfunction]
 #[pyo3(signature = (x, labels, n_classes, n_splits, *, rule="axis", degree=2, side_assignment="all",
     exactly=false, objective="misclassification", max_depth=None, min_samples_leaf=1, n_jobs=1,
-    engine="auto", time_limit=None, refuse_above_seconds=None, progress=None))]
+    engine="auto", time_limit=None, memory_limit=None, refuse_above_seconds=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_proper<'py>(
     py: Python<'py>,
@@ -79,6 +79,7 @@ pub fn fit_proper<'py>(
     n_jobs: usize,
     engine: &str,
     time_limit: Option<f64>,
+    memory_limit: Option<usize>,
     refuse_above_seconds: Option<f64>,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -116,7 +117,7 @@ pub fn fit_proper<'py>(
         refuse_above_seconds,
     };
     let cancel = CancelFlag::new();
-    let budget = Budget::new(time_limit, None, None, cancel.clone()).into_py()?;
+    let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
     let outcome = interrupt::run_reporting(py, &cancel, reporter, || {

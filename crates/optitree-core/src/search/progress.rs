@@ -21,6 +21,10 @@ pub struct Snapshot {
     pub memory_bytes: u64,
     /// Seconds since the search started.
     pub seconds: f64,
+    /// What the solver is doing, when not searching (`""`): `"rules"` while a proper-tree
+    /// solve generates its candidate rules (`iterations` of `expansions` subsets visited,
+    /// `cached` rules kept).
+    pub phase: &'static str,
 }
 
 /// Shared, cheap-to-clone handle to the latest [`Snapshot`].

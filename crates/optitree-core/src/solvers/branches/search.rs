@@ -281,6 +281,7 @@ fn snapshot<S: Score>(
         cached: g.nodes.len() as u64,
         memory_bytes: g.memory() as u64,
         seconds: budget.elapsed(),
+        phase: "",
     }
 }
 

@@ -240,6 +240,7 @@ impl<'a> Search<'a> {
             cached: self.graph.or.len() as u64,
             memory_bytes: self.graph.memory() as u64,
             seconds,
+            phase: "",
         });
     }
 

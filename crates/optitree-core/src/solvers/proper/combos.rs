@@ -439,6 +439,7 @@ impl Pass<'_> {
                     cached: 0,
                     memory_bytes: 0,
                     seconds: self.budget.elapsed(),
+                    phase: "",
                 });
             }
         }

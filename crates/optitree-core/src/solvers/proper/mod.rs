@@ -318,7 +318,7 @@ pub fn solve(
     }
     // One split: a rule counts only through its partition, so keep one rule per partition.
     let one_split = config.n_splits == 1 || config.max_depth == Some(1);
-    let mut rule_set = rules::generate(points, config.rules, one_split, budget)?;
+    let mut rule_set = rules::generate_reporting(points, config.rules, one_split, budget, board)?;
     // A generation the budget stopped skips the duplicate pass (it copies every rule).
     let stopped = budget.check(0, rule_set.heap_bytes());
     if stopped.is_none() && !(config.exactly && config.min_samples_leaf == 0) {
@@ -326,16 +326,26 @@ pub fn solve(
     }
     let before_thinning = rule_set.len();
     if let Some(status) = stopped.or_else(|| budget.check(0, rule_set.heap_bytes())) {
-        // Stopped while generating: no search ran; the single leaf is what we have.
-        let problem = Problem::new(&rule_set, labels, n_classes, config.objective, 0);
-        return finish(
-            points,
-            &problem,
-            RuleTree::Leaf,
-            status,
-            Stats::new(),
-            budget,
-        );
+        // Stopped while generating: no search ran. A single split on any rule made so far is a
+        // proper tree (the root holds every defining row), so the best one found in a short
+        // scan comes back rather than a leaf; exactly-K trees of more splits get the leaf.
+        let min_leaf = config.min_samples_leaf;
+        let problem = Problem::new(&rule_set, labels, n_classes, config.objective, min_leaf);
+        let mut stats = Stats::new();
+        stats.set_count("candidate_rules", rule_set.len() as u64);
+        stats.set_count("duplicate_rules", rule_set.duplicates);
+        stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
+        let (tree, scanned) = if config.exactly && config.n_splits > 1 {
+            (RuleTree::Leaf, 0)
+        } else {
+            best_stump(&problem, STUMP_SCAN_WORDS)
+        };
+        stats.set_count("stump_rules_scanned", scanned);
+        let root_leaf = problem.leaf_cost(&words::full(points.n_rows()));
+        if tree == RuleTree::Leaf && root_leaf.is_infinite() {
+            return infeasible(points, &problem, status, stats, budget);
+        }
+        return finish(points, &problem, tree, status, stats, budget);
     }
     // Thinning: a rule that leaves fewer than `min_samples_leaf` rows on a side can never be used.
     let min_leaf = config.min_samples_leaf;
@@ -402,6 +412,43 @@ pub fn solve(
         Some(t) => finish(points, &problem, t, status, stats, budget),
         None => infeasible(points, &problem, status, stats, budget),
     }
+}
+
+/// Word operations the scan for a stopped solve's best single split may take (tens of
+/// milliseconds: it runs after the time limit has passed).
+const STUMP_SCAN_WORDS: usize = 1 << 25;
+
+/// The best one-split tree over the first rules of the problem's set, scanning at most
+/// `max_words` words of row sets, and the number of rules scanned; a leaf unless a split beats
+/// it (ties go to the leaf, the tree of fewer splits).
+fn best_stump(problem: &Problem<'_>, max_words: usize) -> (RuleTree, u64) {
+    let rules = problem.rules;
+    let all = words::full(rules.n_rows());
+    let mut totals = vec![0u64; problem.n_classes()];
+    problem.counts(&all, &mut totals);
+    let per_rule = (problem.n_words() * problem.n_classes()).max(1);
+    let scan = rules.len().min(max_words / per_rule);
+    let mut best = (problem.leaf_from_counts(&totals), RuleTree::Leaf);
+    let (mut left, mut right) = (totals.clone(), totals.clone());
+    for r in 0..scan {
+        problem.counts(rules.plus(r), &mut left);
+        for ((rc, &t), &l) in right.iter_mut().zip(&totals).zip(&left) {
+            *rc = t - l;
+        }
+        let cost = problem.leaf_from_counts(&left) + problem.leaf_from_counts(&right);
+        if cost < best.0 {
+            let leaf = || Box::new(RuleTree::Leaf);
+            best = (
+                cost,
+                RuleTree::Node {
+                    rule: r,
+                    left: leaf(),
+                    right: leaf(),
+                },
+            );
+        }
+    }
+    (best.1, scan as u64)
 }
 
 /// The outcome for a found tree: re-routes the rows, builds the tree and checks its cost.

@@ -17,8 +17,9 @@ use std::collections::HashSet;
 use super::linalg;
 use super::words;
 use crate::error::Result;
+use crate::param_err;
+use crate::search::{Budget, ProgressBoard, Snapshot};
 use crate::tree::{ObliqueTest, Term};
-use crate::{param_err, search::Budget};
 
 /// The data points, row-major.
 #[derive(Debug, Clone)]
@@ -281,9 +282,13 @@ impl RuleSet {
         *self = out;
     }
 
-    /// Heap bytes held.
+    /// Heap bytes held: the vectors' capacities, which run up to twice their lengths as they
+    /// grow (lengths counted half of what the process held).
     pub fn heap_bytes(&self) -> usize {
-        self.plus.len() * 8 + self.defining.len() * 4 + self.def_ptr.len() * 8 + self.len() * 24
+        self.plus.capacity() * 8
+            + self.defining.capacity() * 4
+            + self.def_ptr.capacity() * 8
+            + self.shapes.capacity() * std::mem::size_of::<Shape>()
     }
 
     /// The test of rule `r` over the original features; `<= 0` means left. Checked against
@@ -600,6 +605,17 @@ pub fn generate(
     distinct_partitions: bool,
     budget: &Budget,
 ) -> Result<RuleSet> {
+    generate_reporting(points, spec, distinct_partitions, budget, None)
+}
+
+/// [`generate`], posting its progress on `board` (phase `"rules"`) as it goes.
+pub fn generate_reporting(
+    points: &Points,
+    spec: RuleSpec,
+    distinct_partitions: bool,
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) -> Result<RuleSet> {
     let mut set = RuleSet::new(points.n_rows());
     if distinct_partitions {
         set.partitions = Some(if set.n_words <= 1 {
@@ -612,7 +628,7 @@ pub fn generate(
         axis_rules(points, &mut set);
     }
     if matches!(spec.family, Family::Hyperplane | Family::Mixed) {
-        surface_rules(points, 1, spec.sides, &mut set, budget);
+        surface_rules(points, 1, spec.sides, &mut set, budget, board);
     }
     let poly =
         spec.family == Family::Polynomial || (spec.family == Family::Mixed && spec.degree >= 2);
@@ -620,7 +636,7 @@ pub fn generate(
         if spec.degree < 2 {
             return param_err!("degree={} for polynomial rules: use 2 or more", spec.degree);
         }
-        surface_rules(points, spec.degree, spec.sides, &mut set, budget);
+        surface_rules(points, spec.degree, spec.sides, &mut set, budget, board);
     }
     set.partitions = None;
     Ok(set)
@@ -701,7 +717,14 @@ fn axis_rules(points: &Points, set: &mut RuleSet) {
 }
 
 /// Surfaces of `degree` through every `G`-subset of rows, with their side assignments.
-fn surface_rules(points: &Points, degree: u32, sides: Sides, set: &mut RuleSet, budget: &Budget) {
+fn surface_rules(
+    points: &Points,
+    degree: u32,
+    sides: Sides,
+    set: &mut RuleSet,
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) {
     let lift = Lifting::new(points, degree);
     let g = lift.g;
     let n = points.n_rows();
@@ -716,10 +739,26 @@ fn surface_rules(points: &Points, degree: u32, sides: Sides, set: &mut RuleSet, 
     let mut base = vec![0u64; set.n_words];
     let mut plus = vec![0u64; set.n_words];
     let mut visited: u64 = 0;
+    // Saturating: a count past 2^64 subsets is only ever shown, never reached.
+    let subsets = binomial(n, g) as u64;
     loop {
         visited += 1;
-        if visited % 4096 == 0 && budget.check(0, set.heap_bytes()).is_some() {
-            return;
+        if visited % 4096 == 0 {
+            if let Some(board) = board {
+                board.post(Snapshot {
+                    iterations: visited,
+                    expansions: subsets,
+                    lower_bound: 0.0,
+                    upper_bound: f64::INFINITY,
+                    cached: set.len() as u64,
+                    memory_bytes: set.heap_bytes() as u64,
+                    seconds: budget.elapsed(),
+                    phase: "rules",
+                });
+            }
+            if budget.check(0, set.heap_bytes()).is_some() {
+                return;
+            }
         }
         let def32: Vec<u32> = def.iter().map(|&p| p as u32).collect();
         match Plane::through(&lift, &def) {

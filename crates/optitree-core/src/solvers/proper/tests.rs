@@ -9,7 +9,7 @@ use super::problem::{Objective, Problem};
 use super::rules::{self, Family, Points, RuleSet, RuleSpec, Sides};
 use super::topdown;
 use super::{words, EngineChoice, ProperConfig, RuleTree};
-use crate::search::{Budget, SplitMix};
+use crate::search::{Budget, CancelFlag, SplitMix, Status};
 
 fn gaussian(rng: &mut SplitMix) -> f64 {
     // Box–Muller from two uniforms in (0, 1].
@@ -630,5 +630,34 @@ fn a_stopped_search_keeps_the_trees_of_fewer_splits() {
         let all = words::full(60);
         let rescored = tree_cost(&p, &stopped.tree, &all, u32::MAX).unwrap();
         assert!(close(rescored, stopped.cost), "case {case}");
+    }
+}
+
+/// A solve whose limit passes before its search returns the best single split among the
+/// rules it made (a leaf when none beats it), never more than one split.
+#[test]
+fn a_solve_stopped_before_its_search_returns_the_best_stump() {
+    let mut rng = SplitMix::new(77);
+    for case in 0..40 {
+        let family = [Family::Axis, Family::Hyperplane][case % 2];
+        let n = 8 + rng.below(8);
+        let points = random_points(&mut rng, n, 2);
+        let classes = 2 + case % 3;
+        let y = labels(&mut rng, n, classes);
+        let cfg = ProperConfig {
+            rules: spec(family),
+            min_samples_leaf: (case % 3) as u64,
+            ..config(3, false, EngineChoice::Auto)
+        };
+        let stopped_budget = Budget::new(Some(0.0), None, None, CancelFlag::new()).unwrap();
+        let stopped = super::solve(&points, &y, classes, &cfg, &stopped_budget, None).unwrap();
+        let one = ProperConfig {
+            n_splits: 1,
+            ..cfg.clone()
+        };
+        let best = super::solve(&points, &y, classes, &one, &Budget::unlimited(), None).unwrap();
+        assert_eq!(stopped.status, Status::TimeLimit, "case {case}");
+        assert_eq!(stopped.solution.cost, best.solution.cost, "case {case}");
+        assert!(stopped.solution.level_order.len() <= 1, "case {case}");
     }
 }

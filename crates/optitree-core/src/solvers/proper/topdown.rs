@@ -1148,6 +1148,7 @@ pub fn solve(
                                 cached: e.memo.len() as u64,
                                 memory_bytes: e.memory() as u64,
                                 seconds: budget.elapsed(),
+                                phase: "",
                             });
                         }
                         if stop.load(Ordering::Relaxed) {
