@@ -83,6 +83,36 @@ def test_dataset_summary_counts_classes_with_weights():
     assert s["n_values"] == [4, 2] and s["n_classes"] == 3
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int64])
+def test_the_core_reads_codes_of_every_width_alike(dtype):
+    # A binarised table is one byte a cell: an eighth of the int64 it was, to fill and read.
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 3, size=(50, 4))
+    labels = (codes[:, 0] + codes[:, 2] > 2).astype(np.int64)
+    narrow = np.ascontiguousarray(codes.astype(dtype))
+    result = _core.fit_branches(narrow, labels, 1, 100, n_values=[3] * 4)
+    reference = _core.fit_branches(codes.astype(np.int64), labels, 1, 100, n_values=[3] * 4)
+    assert result["upper_bound"] == reference["upper_bound"]
+    for name, array in reference["tree"].items():
+        np.testing.assert_array_equal(result["tree"][name], array)
+    # Not contiguous (a column slice): read through a copy, same result.
+    wide = np.zeros((50, 8), dtype=dtype)
+    wide[:, ::2] = codes
+    again = _core.fit_branches(wide[:, ::2], labels, 1, 100, n_values=[3] * 4)
+    assert again["upper_bound"] == reference["upper_bound"]
+
+
+def test_a_view_of_binarised_columns_takes_a_byte_a_cell():
+    from optitree._validation import encode_fit
+    from optitree.base import categorical_view, code_dtype
+
+    X = np.random.default_rng(5).normal(size=(20, 3))
+    assert categorical_view(encode_fit(X)).codes.dtype == np.uint8
+    assert code_dtype([2, 256]) == np.uint8
+    assert code_dtype([257]) == np.uint16 and code_dtype([1 << 16]) == np.uint16
+    assert code_dtype([(1 << 16) + 1]) == np.int64
+
+
 @pytest.mark.parametrize(
     ("codes", "labels", "kwargs", "message"),
     [

@@ -42,7 +42,8 @@ class CategoricalView:
 
     Attributes
     ----------
-    codes : ndarray of int64, shape (n_rows, n_core_features)
+    codes : ndarray of uint8, uint16 or int64, shape (n_rows, n_core_features)
+        The narrowest of these that holds every code (see :func:`code_dtype`).
     n_values : list of int
         Number of categories of each core feature.
     source : list of (int, float or None)
@@ -57,6 +58,18 @@ class CategoricalView:
     n_values: list[int]
     source: list[tuple[int, float | None]] = field(default_factory=list)
     identity: bool = False
+
+
+def code_dtype(n_values: list[int]) -> np.dtype:
+    """The narrowest integer type the core reads that holds codes ``0 .. n_values - 1``: a
+    binarised numeric column is one byte a cell rather than eight (30,000 thresholds on 3,000
+    rows: 90 MB instead of 720 MB to fill, hand over and read within a time limit)."""
+    largest = max(n_values, default=0)
+    if largest <= 1 << 8:
+        return np.dtype(np.uint8)
+    if largest <= 1 << 16:
+        return np.dtype(np.uint16)
+    return np.dtype(np.int64)
 
 
 def categorical_view(
@@ -75,10 +88,11 @@ def categorical_view(
     n_rows = enc.X.shape[0]
     if all(cats is not None for cats in enc.categories):
         # All categorical (the common case for this solver family): one cast, no per-column work.
-        codes = enc.X.astype(np.int64)
+        n_values = [len(cats) for cats in enc.categories]
+        codes = enc.X.astype(code_dtype(n_values))
         return CategoricalView(
             codes,
-            [len(cats) for cats in enc.categories],
+            n_values,
             [(j, None) for j in range(codes.shape[1])],
             identity=True,
         )
@@ -99,7 +113,7 @@ def categorical_view(
     _check_view_size(enc, n_rows, len(source), max_thresholds)
     # One matrix filled a column's block at a time: a list of columns stacked would hold it
     # twice, and a numpy call per threshold took 0.8 s for 30,000 thresholds.
-    codes = np.empty((n_rows, len(source)), dtype=np.int64)
+    codes = np.empty((n_rows, len(source)), dtype=code_dtype(n_values))
     k = 0
     while k < len(source):
         j, t = source[k]

@@ -307,7 +307,7 @@ def tree_log_posterior(
         return math.fsum(math.lgamma(v) for v in a) - math.lgamma(math.fsum(a)) - log_beta_rho
 
     def walk(node: int, rows: np.ndarray, depth: int) -> float:
-        sub = X[rows]
+        sub = X if len(rows) == len(X) else X[rows]  # the root's rows are all of X: no copy
         valid = int(np.count_nonzero(sub.min(axis=0) != sub.max(axis=0))) if len(rows) else 0
         log_split = math.log(alpha) - beta * math.log(depth + 1)
         kids = tree.children_of(node)
@@ -336,9 +336,9 @@ def _binary_features(codes: np.ndarray, n_values: list[int], source: list) -> tu
             spec.extend((j, v, src) for v in range(nv))
     if len(spec) == codes.shape[1]:
         # Every feature already binary (binarised numeric data, 0/1 columns): no copy.
-        return np.ascontiguousarray(codes, dtype=np.int64), spec
+        return np.ascontiguousarray(codes), spec
     # One matrix filled column by column: a list of columns stacked would hold it twice.
-    binary = np.empty((codes.shape[0], len(spec)), dtype=np.int64)
+    binary = np.empty((codes.shape[0], len(spec)), dtype=np.uint8)
     for k, (j, v, _) in enumerate(spec):
         binary[:, k] = codes[:, j] if v is None else codes[:, j] == v
     return binary, spec

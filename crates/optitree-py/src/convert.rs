@@ -99,16 +99,53 @@ pub fn indices(py: Python<'_>, v: Vec<usize>) -> Bound<'_, PyArray1<i64>> {
         .into_pyarray(py)
 }
 
-/// The column-major `u32` copy of int64 codes (n_rows x n_features): one tight pass over the
-/// row-major matrix (read in place when contiguous) that checks each code as it writes; an
-/// error names the first cell that is not a code.
-fn column_major(codes: &PyReadonlyArray2<'_, i64>) -> PyResult<Vec<u32>> {
+/// A matrix of category codes as numpy holds it: one byte a cell when every feature has at
+/// most 256 values (a wide binarised table then takes an eighth of the memory, and the time to
+/// fill and read it), two bytes for at most 65,536, else 64-bit integers.
+#[derive(FromPyObject)]
+pub enum CodeMatrix<'py> {
+    /// `uint8` codes.
+    U8(PyReadonlyArray2<'py, u8>),
+    /// `uint16` codes.
+    U16(PyReadonlyArray2<'py, u16>),
+    /// `int64` codes (checked to be in `0..2^32`).
+    I64(PyReadonlyArray2<'py, i64>),
+}
+
+impl CodeMatrix<'_> {
+    /// `(n_rows, n_features)`.
+    pub fn shape(&self) -> (usize, usize) {
+        let s = match self {
+            CodeMatrix::U8(a) => a.shape(),
+            CodeMatrix::U16(a) => a.shape(),
+            CodeMatrix::I64(a) => a.shape(),
+        };
+        (s[0], s[1])
+    }
+
+    /// The column-major `u32` copy (see [`column_major`]).
+    fn columns(&self) -> PyResult<Vec<u32>> {
+        match self {
+            CodeMatrix::U8(a) => column_major(a, |&c| Some(u32::from(c))),
+            CodeMatrix::U16(a) => column_major(a, |&c| Some(u32::from(c))),
+            CodeMatrix::I64(a) => column_major(a, |&c| u32::try_from(c).ok()),
+        }
+    }
+}
+
+/// The column-major `u32` copy of a row-major code matrix (n_rows x n_features): one tight pass
+/// (read in place when contiguous) that checks each code as it writes; an error names the
+/// first cell that is not a code.
+fn column_major<T: numpy::Element + Copy + std::fmt::Display>(
+    codes: &PyReadonlyArray2<'_, T>,
+    code: impl Fn(&T) -> Option<u32>,
+) -> PyResult<Vec<u32>> {
     let arr = codes.as_array();
-    let cells: Cow<'_, [i64]> = match arr.as_slice() {
+    let cells: Cow<'_, [T]> = match arr.as_slice() {
         Some(cells) => cells.into(),
         None => arr.iter().copied().collect::<Vec<_>>().into(),
     };
-    column_major_codes(&cells, arr.ncols(), |&c| u32::try_from(c).ok()).map_err(|(r, f)| {
+    column_major_codes(&cells, arr.ncols(), code).map_err(|(r, f)| {
         to_py(Error::Data(format!(
             "feature {f} has code {} at row {r}; codes must be integers in 0..2^32",
             arr[[r, f]]
@@ -118,14 +155,14 @@ fn column_major(codes: &PyReadonlyArray2<'_, i64>) -> PyResult<Vec<u32>> {
 
 /// The checked core table of category codes (n_rows x n_features) and integer labels.
 pub fn table(
-    codes: &PyReadonlyArray2<'_, i64>,
+    codes: &CodeMatrix<'_>,
     labels: &PyReadonlyArray1<'_, i64>,
     n_classes: Option<usize>,
     n_values: Option<&[usize]>,
     weights: Option<&PyReadonlyArray1<'_, f64>>,
 ) -> PyResult<Table> {
-    let (n_rows, n_features) = (codes.shape()[0], codes.shape()[1]);
-    let columns = column_major(codes)?;
+    let (n_rows, n_features) = codes.shape();
+    let columns = codes.columns()?;
     let labels_arr = labels.as_array();
     if labels_arr.len() != n_rows {
         return Err(to_py(Error::Data(format!(

@@ -130,7 +130,7 @@ fn factorize_detached<'a>(
 #[pyo3(signature = (codes, labels, n_classes=None, n_values=None, sample_weight=None))]
 fn dataset_summary<'py>(
     py: Python<'py>,
-    codes: PyReadonlyArray2<'py, i64>,
+    codes: convert::CodeMatrix<'py>,
     labels: PyReadonlyArray1<'py, i64>,
     n_classes: Option<usize>,
     n_values: Option<Vec<usize>>,
@@ -163,7 +163,7 @@ fn dataset_summary<'py>(
 #[pyo3(signature = (codes, labels, n_classes=None, n_values=None, sample_weight=None, time_limit=None))]
 fn fit_stump<'py>(
     py: Python<'py>,
-    codes: PyReadonlyArray2<'py, i64>,
+    codes: convert::CodeMatrix<'py>,
     labels: PyReadonlyArray1<'py, i64>,
     n_classes: Option<usize>,
     n_values: Option<Vec<usize>>,
@@ -195,7 +195,7 @@ fn fit_stump<'py>(
 #[allow(clippy::too_many_arguments)]
 fn fit_branches<'py>(
     py: Python<'py>,
-    codes: PyReadonlyArray2<'py, i64>,
+    codes: convert::CodeMatrix<'py>,
     labels: PyReadonlyArray1<'py, i64>,
     penalty_num: u64,
     penalty_den: u64,
@@ -251,7 +251,7 @@ fn fit_branches<'py>(
 #[allow(clippy::too_many_arguments)]
 fn fit_maptree<'py>(
     py: Python<'py>,
-    codes: PyReadonlyArray2<'py, i64>,
+    codes: convert::CodeMatrix<'py>,
     labels: PyReadonlyArray1<'py, i64>,
     alpha: f64,
     beta: f64,
@@ -267,7 +267,7 @@ fn fit_maptree<'py>(
     // The clock starts before the data are converted (see `fit_branches`).
     let cancel = CancelFlag::new();
     let budget = Budget::new(time_limit, None, memory_limit, cancel.clone()).into_py()?;
-    let n_features = codes.as_array().ncols();
+    let n_features = codes.shape().1;
     let table = convert::table(&codes, &labels, n_classes, Some(&vec![2; n_features]), None)?;
     let data = Dataset::from_table(table);
     let config = MapTreeConfig {

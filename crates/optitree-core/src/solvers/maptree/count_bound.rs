@@ -21,7 +21,6 @@
 
 use super::model::Posterior;
 use crate::data::Dataset;
-use std::collections::HashMap;
 
 /// Largest count per class the table covers.
 const MAX_COUNT: usize = 64;
@@ -144,13 +143,40 @@ impl ValidFloor {
 }
 
 /// Size of the largest group of rows whose feature vectors are identical.
+///
+/// The groups are refined one column at a time (a row's group after a column is that of its
+/// group before and its code), reading the columns in place and stopping once every row is
+/// alone. Hashing each row's whole vector took 1.5 s on 3,000 rows of 30,000 binarised
+/// thresholds, before the time limit's first check.
 pub fn largest_group(data: &Dataset) -> u64 {
-    let mut groups: HashMap<Vec<u32>, u64> = HashMap::new();
-    for r in 0..data.n_rows() {
-        let key: Vec<u32> = (0..data.n_features()).map(|f| data.code(r, f)).collect();
-        *groups.entry(key).or_insert(0) += 1;
+    let n = data.n_rows();
+    let mut group = vec![0u32; n];
+    let mut n_groups = n.min(1);
+    // The new group of (old group, code); `u32::MAX` until a row takes it.
+    let mut slot: Vec<u32> = Vec::new();
+    for f in 0..data.n_features() {
+        if n_groups == n {
+            break;
+        }
+        let k = data.n_values(f).max(1);
+        slot.clear();
+        slot.resize(n_groups * k, u32::MAX);
+        let mut next = 0u32;
+        for (g, &code) in group.iter_mut().zip(data.column(f)) {
+            let s = &mut slot[*g as usize * k + code as usize];
+            if *s == u32::MAX {
+                *s = next;
+                next += 1;
+            }
+            *g = *s;
+        }
+        n_groups = next as usize;
     }
-    groups.values().copied().max().unwrap_or(1)
+    let mut sizes = vec![0u64; n_groups];
+    for &g in &group {
+        sizes[g as usize] += 1;
+    }
+    sizes.into_iter().max().unwrap_or(1)
 }
 
 impl<'m> CountBound<'m> {
@@ -397,6 +423,7 @@ impl<'m> CountBound<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     /// The exact optimum over count partitions with the same facts, by brute force over real
     /// data is in `tests.rs`; here: the table agrees with the plain recursion it tabulates.
@@ -425,6 +452,34 @@ mod tests {
         // One row is a leaf that cannot split.
         let one = bound.subtree(2, 1, 0);
         assert_eq!(one, -model.log_likelihood(&[1, 0]));
+    }
+
+    #[test]
+    fn largest_group_counts_the_most_repeated_feature_vector() {
+        use crate::data::Table;
+        use crate::search::SplitMix;
+        let mut rng = SplitMix::new(31);
+        for case in 0..300 {
+            let (n, m) = (1 + rng.below(40), 1 + rng.below(6));
+            let values: Vec<usize> = (0..m).map(|_| 1 + rng.below(3)).collect();
+            let columns: Vec<u32> = (0..m)
+                .flat_map(|f| {
+                    (0..n)
+                        .map(|_| rng.below(values[f]) as u32)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let table = Table::new(columns, m, vec![0; n], Some(&values), Some(2), None)
+                .expect("valid table");
+            let data = Dataset::from_table(table);
+            let mut groups: HashMap<Vec<u32>, u64> = HashMap::new();
+            for r in 0..n {
+                let key = (0..m).map(|f| data.code(r, f)).collect();
+                *groups.entry(key).or_insert(0) += 1;
+            }
+            let expected = groups.values().copied().max().unwrap_or(1);
+            assert_eq!(largest_group(&data), expected, "case {case}");
+        }
     }
 
     #[test]
