@@ -185,3 +185,26 @@ def test_a_time_limit_of_zero_returns_the_first_tree(name):
     assert clf.status_ in ("time_limit", "optimal")
     assert clf.lower_bound_ <= clf.upper_bound_
     assert clf.predict(X).shape == (len(y),)
+
+
+@pytest.mark.parametrize(
+    "name", ["BranchesClassifier", "MAPTreeClassifier", "ProperTreeClassifier"]
+)
+def test_a_memory_limit_beyond_any_machine_is_no_limit(name):
+    # 2**70 bytes once reached the core as an OverflowError.
+    import optitree
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    assert getattr(optitree, name)(memory_limit=2**70).fit(X, y).status_ == "optimal"
+
+
+def test_proper_trees_take_memory_limit_last_and_old_pickles_read_it_as_unset():
+    from optitree import ProperTreeClassifier
+
+    # Positional parameters keep their places (memory_limit came after them all).
+    clf = ProperTreeClassifier(2, "axis", 2, False, "misclassification", None, 1, None, 2)
+    assert clf.n_jobs == 2 and clf.memory_limit is None
+    old = ProperTreeClassifier()
+    del old.__dict__["memory_limit"]  # as an estimator pickled before the parameter
+    assert pickle.loads(pickle.dumps(old)).get_params()["memory_limit"] is None

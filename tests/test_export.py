@@ -758,7 +758,8 @@ def test_json_document_shape():
     document = json.loads(to_json(category_tree(), metadata={"status": "optimal"}))
     assert list(document) == ["format", "schema_version", "tree", "metadata"]
     assert document["format"] == "optitree.tree"
-    assert document["schema_version"] == SCHEMA_VERSION == 1
+    # Saved with the oldest version that reads it: no class prior, so version 1.
+    assert document["schema_version"] == 1 and SCHEMA_VERSION == 2
     assert document["metadata"] == {"status": "optimal"}
     stored = document["tree"]
     assert stored["threshold"] == [None, 70.0, None, None, None, None]
@@ -1079,3 +1080,24 @@ def test_labels_that_would_print_alike_are_quoted():
     # Labels that print distinctly stay as they are.
     plain = rebuild(tree, categories=[["a", "b", "c"]], class_names=["yes", "no"])
     assert "x0 = b" in export_text(plain) and "class: yes" in export_text(plain)
+
+
+def test_quoted_numpy_labels_read_as_python_values():
+    tree = rebuild(threshold_tree(), class_names=None)
+    text = export_text(tree, class_names=np.array(["ham ", "spam", "eggs"]))
+    assert "class: 'ham '" in text and "np.str_" not in text
+
+
+def test_an_empty_root_shows_the_class_its_prior_predicts():
+    tree = Tree(
+        kind=[LEAF],
+        feature=[-1],
+        threshold=[nan],
+        children_ptr=[0, 0],
+        children=[],
+        value=[[0.0, 0.0]],
+        n_features=1,
+        class_prior=[1.0, 5.0],
+    )
+    assert tree.predict([[0.0]]).tolist() == [1]
+    assert export_text(tree).startswith("|--- class: 1")

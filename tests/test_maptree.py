@@ -50,6 +50,7 @@ from optitree import (
     _core,
 )
 from optitree.datasets import load_cp4im
+from optitree.tree import Tree
 from oracles import (
     all_maptree_trees,
     maptree_cost,
@@ -868,6 +869,25 @@ def test_unequal_rho_shows_the_predicted_class_in_the_tree_and_its_exports():
     assert restored == clf.tree_ and list(restored.predict(X[:1])) == [1]
 
 
+def test_a_pickle_from_before_the_class_prior_keeps_its_probabilities():
+    # Such pickles kept rho in `_alpha_beta_rho` and a tree without class_prior.
+    X = np.zeros((60, 1), dtype=int)
+    y = np.array([0] * 37 + [1] * 23)
+    clf = fit(X, y, rho=(0.5, 30.0))
+    state = dict(clf.__getstate__())  # a copy: it may be the estimator's own __dict__
+    tree_state = clf.tree_.__getstate__()
+    del tree_state["class_prior"]
+    tree_state["schema_version"] = 1
+    old_tree = Tree.__new__(Tree)
+    old_tree.__setstate__(tree_state)
+    assert old_tree.class_prior is None
+    state.update(tree_=old_tree, _alpha_beta_rho=(0.95, 0.5, [0.5, 30.0]))
+    restored = MAPTreeClassifier.__new__(MAPTreeClassifier)
+    restored.__setstate__(pickle.loads(pickle.dumps(state)))
+    np.testing.assert_array_equal(restored.predict_proba(X[:1]), clf.predict_proba(X[:1]))
+    assert not hasattr(restored, "_alpha_beta_rho")
+
+
 def test_two_class_predict_proba_and_string_labels():
     X = FOUR * 3
     y = np.array(["no", "yes", "yes", "no"] * 3)
@@ -1191,8 +1211,8 @@ def test_bad_parameters(params, name):
 
 
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
-    """The binary features of 20,000 distinct values in each of 30 columns would take 89 GiB:
-    a clear error naming the remedy, before anything that size is allocated."""
+    """The binary features of 20,000 distinct values in each of 30 columns would take 56 GiB of
+    codes: a clear error naming the remedy, before anything that size is allocated."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 30))
     with pytest.raises(DataError, match=r"599,970 binary features.*ThresholdBinarizer"):

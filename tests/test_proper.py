@@ -813,7 +813,7 @@ def test_candidate_rules_are_the_oracle_rules(rule, N, D, degree):
 # ---- 5. T10: determinism on tied optima ----------------------------------------------------
 
 
-@pytest.mark.parametrize("rule", ["axis", "hyperplane"])
+@pytest.mark.parametrize("rule", ["axis", "hyperplane", "mixed"])
 def test_all_equal_labels(rule):
     X = _gaussian(31, 7, 2)
     y = np.full(7, "same")

@@ -188,6 +188,22 @@ def test_export_options_apply_to_question_trees():
     assert "style=rounded" in optitree.export_dot(tree)
 
 
+def test_question_tree_names_that_print_alike_are_quoted():
+    tree = QuestionTree(
+        query=[0, -1, -1],
+        children=[[1, 2], [-1, -1], [-1, -1]],
+        leaf_of_object=[1, 2],
+        prior=[0.75, 0.25],
+        target=[0, 1],
+        object_names=["cat", "dog"],
+        query_names=["barks"],
+        target_names=[1, "1"],
+    )
+    text = optitree.export_text(tree, show_weights=np.False_)
+    assert text.splitlines()[1:] == ["    no  -> 1  (1 question)", "    yes -> '1'  (1 question)"]
+    assert "label=\"'1'\\np = 0.25\"" in optitree.export_dot(tree)
+
+
 def test_a_plotted_question_tree_shows_probabilities_not_samples():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -1,11 +1,13 @@
 """The Python Tree: construction, validation through the core, routing policy, pickling."""
 
+import json
 import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import optitree
 from optitree.exceptions import DataError, InvalidParameterError, SchemaVersionError
 from optitree.tree import CATEGORY, LEAF, OBLIQUE, THRESHOLD, Tree
 
@@ -77,6 +79,19 @@ def test_class_prior_adds_pseudo_counts_where_a_node_predicts():
     np.testing.assert_allclose(t.predict_proba(X, laplace=1)[0], [4 / 8.5, 4.5 / 8.5])
     assert t != mixed_tree(class_names=["no", "yes"])
     assert pickle.loads(pickle.dumps(t)) == t
+
+
+def test_a_tree_is_saved_with_the_oldest_schema_that_reads_it():
+    # Version 2 added class_prior: without one, a tree still loads in version-1 readers.
+    plain, with_prior = mixed_tree(), mixed_tree(class_prior=[1.0, 2.0])
+    assert (plain.schema_version(), with_prior.schema_version()) == (1, 2)
+    assert plain.__getstate__()["schema_version"] == 1
+    assert "class_prior" not in plain.__getstate__()
+    assert with_prior.__getstate__()["schema_version"] == 2
+    for tree, version in ((plain, 1), (with_prior, 2)):
+        document = json.loads(optitree.to_json(tree))
+        assert document["schema_version"] == version
+        assert optitree.from_json(json.dumps(document)) == tree
 
 
 @pytest.mark.parametrize(

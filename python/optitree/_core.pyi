@@ -4,6 +4,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+# Category codes: uint8 or uint16 when every code fits, else int64.
+_Codes = npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.int64]
+
 __version__: str
 
 def tree_validate(tree: Any) -> None: ...
@@ -14,7 +17,7 @@ def tree_decision_path(
     tree: Any, x: npt.NDArray[np.float64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def dataset_summary(
-    codes: npt.NDArray[np.int64],
+    codes: _Codes,
     labels: npt.NDArray[np.int64],
     n_classes: int | None = None,
     n_values: list[int] | None = None,
@@ -24,7 +27,7 @@ def factorize_int_columns(
     x: npt.NDArray[np.int64], max_span: int
 ) -> tuple[npt.NDArray[np.float64], list[list[int]]] | None: ...
 def fit_stump(
-    codes: npt.NDArray[np.int64],
+    codes: _Codes,
     labels: npt.NDArray[np.int64],
     n_classes: int | None = None,
     n_values: list[int] | None = None,
@@ -32,7 +35,7 @@ def fit_stump(
     time_limit: float | None = None,
 ) -> dict[str, Any]: ...
 def fit_maptree(
-    codes: npt.NDArray[np.int64],
+    codes: _Codes,
     labels: npt.NDArray[np.int64],
     alpha: float,
     beta: float,
@@ -62,6 +65,7 @@ def fit_proper(
     n_jobs: int = 1,
     engine: str = "auto",
     time_limit: float | None = None,
+    memory_limit: int | None = None,
     refuse_above_seconds: float | None = None,
     progress: Any = None,
 ) -> dict[str, Any]: ...
@@ -74,7 +78,7 @@ def proper_candidate_rules(
 def status_names() -> list[str]: ...
 def _spin(time_limit: float | None = None, node_limit: int | None = None) -> tuple[str, int]: ...
 def fit_branches(
-    codes: npt.NDArray[np.int64],
+    codes: _Codes,
     labels: npt.NDArray[np.int64],
     penalty_num: int,
     penalty_den: int,

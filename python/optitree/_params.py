@@ -68,6 +68,13 @@ def check_int(
     raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
 
 
+def check_memory_limit(value: Any) -> int | None:
+    """Bytes (an integer >= 1) or None. A limit beyond 2**63 bytes is no limit: the core counts
+    memory in 64-bit sizes, and no machine holds that much."""
+    limit = check_int("memory_limit", value, low=1, allow_none=True)
+    return None if limit is None or limit >= 1 << 63 else limit
+
+
 def check_bool(name: str, value: Any) -> bool:
     """``True`` or ``False`` (NumPy booleans included; not 0/1 or strings)."""
     if value is True or value is False or isinstance(value, np.bool_):

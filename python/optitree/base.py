@@ -110,7 +110,7 @@ def categorical_view(
         binarizer.fit(counted.reshape(-1, 1))
         source.extend((j, float(t)) for t in binarizer.thresholds_[0])
         n_values.extend(2 for _ in binarizer.thresholds_[0])
-    _check_view_size(enc, n_rows, len(source), max_thresholds)
+    _check_view_size(enc, n_rows, len(source), code_dtype(n_values), max_thresholds)
     # One matrix filled a column's block at a time: a list of columns stacked would hold it
     # twice, and a numpy call per threshold took 0.8 s for 30,000 thresholds.
     codes = np.empty((n_rows, len(source)), dtype=code_dtype(n_values))
@@ -130,17 +130,18 @@ def categorical_view(
     return CategoricalView(codes, n_values, source)
 
 
-#: Bytes the categorical view of a fit may take: its codes are 8-byte integers, and the
-#: search's data layer holds about 1.5 times as much again while it sets up.
+#: Bytes the codes of a fit may take: the view's (one, two or eight bytes a cell, see
+#: :func:`code_dtype`) and the core's copy of them (four bytes a cell), which its data layer
+#: then indexes.
 MAX_VIEW_BYTES = 2 << 30
 
 
 def _check_view_size(
-    enc: EncodedInput, n_rows: int, n_features: int, max_thresholds: int | None
+    enc: EncodedInput, n_rows: int, n_features: int, dtype: np.dtype, max_thresholds: int | None
 ) -> None:
     """Refuses, with the numbers and the remedy, a view too large to fit in memory: numeric
     columns with many distinct values give a binary feature per threshold."""
-    size = n_rows * n_features * 8
+    size = n_rows * n_features * (dtype.itemsize + 4)
     if size <= MAX_VIEW_BYTES:
         return
     numeric = sum(cats is None for cats in enc.categories)

@@ -22,6 +22,7 @@ from optitree._params import (
     check_bool,
     check_choice,
     check_int,
+    check_memory_limit,
     check_real,
     check_time_limit,
     time_left,
@@ -230,7 +231,7 @@ class BranchesClassifier(BaseTreeClassifier):
         max_depth = check_int("max_depth", self.max_depth, low=0, allow_none=True)
         min_leaf = check_int("min_samples_leaf", self.min_samples_leaf, low=1)
         time_limit = check_time_limit(self.time_limit)
-        memory_limit = check_int("memory_limit", self.memory_limit, low=1, allow_none=True)
+        memory_limit = check_memory_limit(self.memory_limit)
         check_int("n_jobs", self.n_jobs, low=-1)
         verbose = check_int("verbose", self.verbose, low=0)
         fewest_splits = check_bool("fewest_splits", self.fewest_splits)

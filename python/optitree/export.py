@@ -201,7 +201,9 @@ def _distinct_texts(labels: Sequence[Any]) -> list[str]:
     """
     texts = [str(label) for label in labels]
     if len(set(texts)) < len(texts) or any(t == "" or t != t.strip() for t in texts):
-        return [repr(label) for label in labels]
+        # numpy scalars as the Python values they hold: 'ham ', not np.str_('ham ').
+        plain = [v.item() if isinstance(v, np.generic) else v for v in labels]
+        return [repr(label) for label in plain]
     return texts
 
 
@@ -250,14 +252,14 @@ def _predicted_classes(tree: Tree) -> tuple[list[int], list[bool]]:
     A non-empty node shows the majority of its counts, plus the tree's
     ``class_prior`` if any (ties go to the lowest class code); an empty node
     shows the class of its nearest non-empty ancestor, and an empty root shows
-    class 0.
+    what ``predict`` gives it (class 0, or the largest class prior).
     """
     value = np.asarray(tree.value, dtype=np.float64)
     n_nodes = int(tree.n_nodes)
     empty = [not bool(np.any(value[i] > 0)) for i in range(n_nodes)]
     predicted = [0] * n_nodes
     # Parents before children: walk from the root.
-    stack = [(0, 0)]
+    stack = [(0, int(np.argmax(tree.predicting_totals(0))))]
     while stack:
         node, inherited = stack.pop()
         own = inherited if empty[node] else int(np.argmax(tree.predicting_totals(node)))
@@ -654,7 +656,8 @@ def export_text(
                 "questions instead of indenting them"
             )
         tree = _renamed_question_tree(tree, feature_names, class_names)
-        return questionnaire(tree, decimals=decimals, show_mass=show_weights is not False)
+        show_mass = True if show_weights is None else bool(show_weights)
+        return questionnaire(tree, decimals=decimals, show_mass=show_mass)
     _check_tree(tree)
     show_weights = False if show_weights is None else show_weights
     _check_flags(show_weights=show_weights)
@@ -1073,7 +1076,7 @@ def to_json(
         )
     document = {
         "format": JSON_FORMAT,
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": tree.schema_version(),
         "tree": _tree_to_dict(tree),
         "metadata": dict(metadata),
     }

@@ -21,6 +21,7 @@ from optitree._params import (
     available_cores,
     check_choice,
     check_int,
+    check_memory_limit,
     check_n_jobs,
     check_real,
     check_time_limit,
@@ -187,7 +188,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         beta = check_real("beta", self.beta, low=0)
         max_expansions = check_int("max_expansions", self.max_expansions, low=1, allow_none=True)
         time_limit = check_time_limit(self.time_limit)
-        memory_limit = check_int("memory_limit", self.memory_limit, low=1, allow_none=True)
+        memory_limit = check_memory_limit(self.memory_limit)
         verbose = check_int("verbose", self.verbose, low=0)
         mode = check_choice("mode", self.mode, ("fast", "reference"))
         threads = min(check_n_jobs(self.n_jobs), available_cores(), 2)
@@ -227,6 +228,15 @@ class MAPTreeClassifier(BaseTreeClassifier):
                 f"is {result['upper_bound']!r}; please report this bug"
             )
         return self
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Pickles from before the tree held rho as its class prior kept it in
+        # `_alpha_beta_rho`; without it they would predict the counts' frequencies.
+        legacy = state.pop("_alpha_beta_rho", None)
+        super().__setstate__(state)
+        tree = getattr(self, "tree_", None)
+        if legacy is not None and tree is not None and tree.class_prior is None:
+            tree.class_prior = tree._prior_array(legacy[2][: tree.value.shape[1]])
 
     def _binary_tree(self, arrays: dict[str, Any], rho: list[float]) -> Tree:
         # The tree lives on the binary features the search split. Its leaves predict with the

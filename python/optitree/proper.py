@@ -21,6 +21,7 @@ from optitree._params import (
     check_bool,
     check_choice,
     check_int,
+    check_memory_limit,
     check_n_jobs,
     check_time_limit,
 )
@@ -68,9 +69,6 @@ class ProperTreeClassifier(BaseTreeClassifier):
         a search whose worst case looks hopeless (over an hour) is refused before it starts. If
         it passes while the candidate rules are generated, the best single split among the rules
         made so far comes back.
-    memory_limit : int or None, default=None
-        Bytes the candidate rules and the search's cache may hold; past it the best tree so far
-        comes back with status ``memory_limit``.
     n_jobs : int, default=1
         Threads (``-1``: all cores). The result does not depend on it.
     verbose : int, default=0
@@ -82,6 +80,9 @@ class ProperTreeClassifier(BaseTreeClassifier):
         "topdown": the memoised branch-and-bound recursion over (rows, splits left) — at most
         ``n_splits``. "combinations": the paper's enumeration of every K-combination of rules
         (``exactly=True`` needs it). "auto" picks topdown unless ``exactly=True``.
+    memory_limit : int or None, default=None
+        Bytes the candidate rules and the search's cache may hold; past it the best tree so far
+        comes back with status ``memory_limit``.
 
     Attributes
     ----------
@@ -114,6 +115,9 @@ class ProperTreeClassifier(BaseTreeClassifier):
     ('optimal', 0.0)
     """
 
+    #: Estimators pickled before ``memory_limit`` existed read it as not set.
+    memory_limit = None
+
     def __init__(
         self,
         n_splits: int = 2,
@@ -124,11 +128,11 @@ class ProperTreeClassifier(BaseTreeClassifier):
         max_depth: int | None = None,
         min_samples_leaf: int = 1,
         time_limit: float | None = None,
-        memory_limit: int | None = None,
         n_jobs: int = 1,
         verbose: int = 0,
         side_assignment: str = "all",
         engine: str = "auto",
+        memory_limit: int | None = None,
     ) -> None:
         self.n_splits = n_splits
         self.rule = rule
@@ -160,7 +164,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
             "n_jobs": n_jobs,
             "engine": check_choice("engine", self.engine, ("auto", "topdown", "combinations")),
             "time_limit": check_time_limit(self.time_limit),
-            "memory_limit": check_int("memory_limit", self.memory_limit, low=1, allow_none=True),
+            "memory_limit": check_memory_limit(self.memory_limit),
             "verbose": check_int("verbose", self.verbose, low=0),
         }
 

@@ -44,7 +44,10 @@ LEAF, CATEGORY, THRESHOLD, OBLIQUE = 0, 1, 2, 3
 KIND_NAMES = {LEAF: "leaf", CATEGORY: "category", THRESHOLD: "threshold", OBLIQUE: "oblique"}
 
 #: Version of the tree's array layout; bumped whenever a saved tree would be read differently.
-SCHEMA_VERSION = 1
+#: Version 2 added ``class_prior``. A tree is saved with the oldest version that reads it right
+#: (see :meth:`Tree.schema_version`), so a tree without a class prior still loads in releases
+#: that read version 1 only.
+SCHEMA_VERSION = 2
 
 _NODE_ARRAYS = {
     "kind": np.int8,
@@ -452,14 +455,20 @@ class Tree:
     def __getstate__(self) -> dict[str, Any]:
         state = {name: arr.copy() for name, arr in self._arrays().items()}
         state.update(
-            schema_version=SCHEMA_VERSION,
+            schema_version=self.schema_version(),
             n_features=self.n_features,
             feature_names=self.feature_names,
             class_names=self.class_names,
             categories=self.categories,
-            class_prior=None if self.class_prior is None else self.class_prior.copy(),
         )
+        if self.class_prior is not None:  # absent otherwise: version-1 readers load the rest
+            state["class_prior"] = self.class_prior.copy()
         return state
+
+    def schema_version(self) -> int:
+        """The oldest :data:`SCHEMA_VERSION` that reads this tree as it is: 2 with a
+        ``class_prior`` (a version-1 reader would predict without it), else 1."""
+        return 1 if self.class_prior is None else 2
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         version = state.get("schema_version")

@@ -32,8 +32,19 @@ def _preorder(tree: QuestionTree) -> list[int]:
     return order
 
 
-def _label(value: Any) -> str:
-    return " or ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+def _leaf_texts(tree: QuestionTree) -> Callable[[int], str]:
+    """What each leaf identifies, as printed: its target's name, or the names of its targets
+    joined by "or"; names that would print alike (``1`` and ``"1"``) are quoted, as the other
+    exports quote labels."""
+    from optitree.export import _distinct_texts
+
+    names = _distinct_texts(tree.target_names)
+
+    def text(node: int) -> str:
+        targets = np.unique(tree.target[tree.objects_at(node)])
+        return " or ".join(names[int(t)] for t in targets)
+
+    return text
 
 
 def questionnaire(tree: QuestionTree, *, decimals: int = 3, show_mass: bool = True) -> str:
@@ -52,13 +63,14 @@ def questionnaire(tree: QuestionTree, *, decimals: int = 3, show_mass: bool = Tr
     """
     inner = [a for a in _preorder(tree) if not tree.is_leaf(a)]
     number = {a: k + 1 for k, a in enumerate(inner)}
+    leaf_text = _leaf_texts(tree)
     mass = tree.mass
     width = len(f"Q{len(inner)}.")
 
     def outcome(node: int) -> str:
         if not tree.is_leaf(node):
             return f"Q{number[node]}"
-        text = _label(tree.leaf_label(node))
+        text = leaf_text(node)
         d = int(tree.depth[node])
         extra = f"{d} question" + ("" if d == 1 else "s")
         if show_mass:
@@ -98,12 +110,13 @@ def to_dot(
     the colour of a target's answers (an answer naming several targets stays white).
     """
     mass = tree.mass
+    leaf_text = _leaf_texts(tree)
     box = "shape=box, style=rounded" if rounded else "shape=box"
     lines = ["digraph QuestionTree {", '    node [fontname="helvetica"];']
     for a in _preorder(tree):
         if tree.is_leaf(a):
             # Escaped before the line break joins them: an escaped '\\n' is drawn as is.
-            text = _dot_escape(str(_label(tree.leaf_label(a))))
+            text = _dot_escape(leaf_text(a))
             if show_mass:
                 text += f"\\np = {_fmt(mass[a], decimals)}"
             style = ""

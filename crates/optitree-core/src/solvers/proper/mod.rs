@@ -335,10 +335,12 @@ pub fn solve(
         stats.set_count("candidate_rules", rule_set.len() as u64);
         stats.set_count("duplicate_rules", rule_set.duplicates);
         stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
-        let (tree, scanned) = if config.exactly && config.n_splits > 1 {
+        let no_split = config.max_depth == Some(0) || (config.exactly && config.n_splits > 1);
+        let (tree, scanned) = if no_split {
             (RuleTree::Leaf, 0)
         } else {
-            best_stump(&problem, STUMP_SCAN_WORDS)
+            // Exactly one split must split, even when the leaf is better.
+            best_stump(&problem, STUMP_SCAN_WORDS, config.exactly)
         };
         stats.set_count("stump_rules_scanned", scanned);
         let root_leaf = problem.leaf_cost(&words::full(points.n_rows()));
@@ -420,15 +422,21 @@ const STUMP_SCAN_WORDS: usize = 1 << 25;
 
 /// The best one-split tree over the first rules of the problem's set, scanning at most
 /// `max_words` words of row sets, and the number of rules scanned; a leaf unless a split beats
-/// it (ties go to the leaf, the tree of fewer splits).
-fn best_stump(problem: &Problem<'_>, max_words: usize) -> (RuleTree, u64) {
+/// it (ties go to the leaf, the tree of fewer splits), or unless `must_split` and some split is
+/// feasible.
+fn best_stump(problem: &Problem<'_>, max_words: usize, must_split: bool) -> (RuleTree, u64) {
     let rules = problem.rules;
     let all = words::full(rules.n_rows());
     let mut totals = vec![0u64; problem.n_classes()];
     problem.counts(&all, &mut totals);
     let per_rule = (problem.n_words() * problem.n_classes()).max(1);
     let scan = rules.len().min(max_words / per_rule);
-    let mut best = (problem.leaf_from_counts(&totals), RuleTree::Leaf);
+    let leaf = if must_split {
+        f64::INFINITY
+    } else {
+        problem.leaf_from_counts(&totals)
+    };
+    let mut best = (leaf, RuleTree::Leaf);
     let (mut left, mut right) = (totals.clone(), totals.clone());
     for r in 0..scan {
         problem.counts(rules.plus(r), &mut left);

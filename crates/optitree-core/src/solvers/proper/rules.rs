@@ -140,6 +140,17 @@ enum Partitions {
 }
 
 impl Partitions {
+    /// Heap bytes of the table (its slots, a control byte each, and the boxed partitions).
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Partitions::Word(set) => set.capacity() * 9,
+            Partitions::Words(set) => {
+                let words = set.iter().next().map_or(0, |w| w.capacity());
+                set.capacity() * 25 + set.len() * words * 8
+            }
+        }
+    }
+
     /// Records the partition of `side`; `false` if it was already there.
     fn insert(&mut self, side: &[u64], n_rows: usize) -> bool {
         let flip = !words::contains(side, 0);
@@ -289,6 +300,7 @@ impl RuleSet {
             + self.defining.capacity() * 4
             + self.def_ptr.capacity() * 8
             + self.shapes.capacity() * std::mem::size_of::<Shape>()
+            + self.partitions.as_ref().map_or(0, Partitions::heap_bytes)
     }
 
     /// The test of rule `r` over the original features; `<= 0` means left. Checked against

@@ -612,9 +612,10 @@ fn a_stopped_search_keeps_the_trees_of_fewer_splits() {
         let p = Problem::new(&set, &y, 2, Objective::Misclassification, 0);
         let cands = topdown::Candidates::new(&p, &points, false);
         let one = topdown::solve(&p, &cands, 1, usize::MAX, 1, &Budget::unlimited(), None);
-        // A memory limit of one byte stops the first search that keeps a memo: the one of
-        // two splits; the one-split search keeps none and finishes.
-        let tight = Budget::new(None, None, Some(1), crate::search::CancelFlag::new()).unwrap();
+        // A memory limit of one byte beyond the rules stops the first search that keeps a
+        // memo: the one of two splits; the one-split search keeps none and finishes.
+        let limit = Some(set.heap_bytes() + 1);
+        let tight = Budget::new(None, None, limit, crate::search::CancelFlag::new()).unwrap();
         let stopped = topdown::solve(&p, &cands, 3, usize::MAX, 1, &tight, None);
         assert_eq!(
             stopped.status,
@@ -644,10 +645,17 @@ fn a_solve_stopped_before_its_search_returns_the_best_stump() {
         let points = random_points(&mut rng, n, 2);
         let classes = 2 + case % 3;
         let y = labels(&mut rng, n, classes);
+        // Exactly one split must split even when the leaf is better; depth 0 allows none.
+        let (k, exactly, max_depth) = match case % 4 {
+            1 => (3, false, Some(0)),
+            2 => (1, true, None),
+            _ => (3, false, None),
+        };
         let cfg = ProperConfig {
             rules: spec(family),
             min_samples_leaf: (case % 3) as u64,
-            ..config(3, false, EngineChoice::Auto)
+            max_depth,
+            ..config(k, exactly, EngineChoice::Auto)
         };
         let stopped_budget = Budget::new(Some(0.0), None, None, CancelFlag::new()).unwrap();
         let stopped = super::solve(&points, &y, classes, &cfg, &stopped_budget, None).unwrap();
@@ -659,5 +667,11 @@ fn a_solve_stopped_before_its_search_returns_the_best_stump() {
         assert_eq!(stopped.status, Status::TimeLimit, "case {case}");
         assert_eq!(stopped.solution.cost, best.solution.cost, "case {case}");
         assert!(stopped.solution.level_order.len() <= 1, "case {case}");
+        if max_depth == Some(0) {
+            assert!(stopped.solution.level_order.is_empty(), "case {case}");
+        }
+        if exactly {
+            assert_eq!(stopped.solution.level_order.len(), 1, "case {case}");
+        }
     }
 }

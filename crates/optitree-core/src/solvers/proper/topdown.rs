@@ -303,7 +303,9 @@ impl<'a> Engine<'a> {
     /// wide data) that the clock is read every time: every 1,024th look let breast-cancer with
     /// four splits run 1.7 s past a 0.05 s limit.
     fn tick(&mut self) -> bool {
-        if !self.stopped && self.budget.check(0, self.memory()).is_some() {
+        // The memory limit covers the candidate rules as well as the memo.
+        let held = self.memory() + self.p.rules.heap_bytes();
+        if !self.stopped && self.budget.check(0, held).is_some() {
             self.stopped = true;
         }
         self.stopped
