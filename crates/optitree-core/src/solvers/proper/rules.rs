@@ -728,6 +728,10 @@ fn axis_rules(points: &Points, set: &mut RuleSet) {
     }
 }
 
+/// Row evaluations and rule words written between two looks at the budget while surfaces are
+/// generated (a few milliseconds).
+const CHECK_EVERY_WORK: usize = 1 << 20;
+
 /// Surfaces of `degree` through every `G`-subset of rows, with their side assignments.
 fn surface_rules(
     points: &Points,
@@ -753,9 +757,15 @@ fn surface_rules(
     let mut visited: u64 = 0;
     // Saturating: a count past 2^64 subsets is only ever shown, never reached.
     let subsets = binomial(n, g) as u64;
+    // Budget checks by work done, not by subsets: a subset of g rows makes up to 2^g rules,
+    // and 4,096 subsets of ten features made four million rules between two checks.
+    let work_per_subset = n + assignments.len() * set.n_words;
+    let mut work = 0usize;
     loop {
         visited += 1;
-        if visited % 4096 == 0 {
+        work += work_per_subset;
+        if work >= CHECK_EVERY_WORK {
+            work = 0;
             if let Some(board) = board {
                 board.post(Snapshot {
                     iterations: visited,
