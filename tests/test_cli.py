@@ -313,6 +313,29 @@ def test_fit_passes_time_limit(capsys, tmp_path):
     assert parameters["penalty"] == 0.01  # the Branches default
 
 
+@pytest.mark.parametrize(("value", "expected"), [("0", 0.0), ("inf", "inf")])  # JSON has no inf
+def test_a_time_limit_of_zero_or_inf_is_taken_as_the_library_takes_it(
+    capsys, tmp_path, value, expected
+):
+    model = tmp_path / "model.json"
+    code, _, err = run(
+        capsys, "fit", "--dataset", "monks-1", "--time-limit", value, "--save", model
+    )
+    assert code == 0, err
+    assert load_json(model)[1]["parameters"]["time_limit"] == expected
+    code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--time-limit", "-1")
+    assert code == 2 and "a number of seconds >= 0" in err
+
+
+def test_maptree_takes_one_rho_for_every_class(capsys):
+    # A single --rho value reached a len() and crashed with a TypeError.
+    code, out, err = run(
+        capsys, "fit", "--dataset", "monks-1", "--algorithm", "maptree", "--rho", "2.5"
+    )
+    assert code == 0, err
+    assert "status:" in out
+
+
 # ---------------------------------------------------------------------------
 # The algorithm registry: a solver that stops early, an option that does not apply
 # ---------------------------------------------------------------------------

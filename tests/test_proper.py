@@ -1007,6 +1007,20 @@ def test_memory_limit_stops_rule_generation_with_the_best_split_so_far():
     assert clf.objective_ == clf.upper_bound_
 
 
+def test_limits_stop_polynomial_generation_whose_subsets_make_thousands_of_rules():
+    # Each 14-row subset of a degree-4 surface makes 2^14 rules; the budget was read every
+    # 4,096 subsets, so never: 3 s and 1.6 GB past a 1 s limit of 100 MB.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(17, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    with pytest.warns(NotProvenOptimalWarning, match="memory_limit"):
+        clf = ProperTreeClassifier(
+            n_splits=2, rule="polynomial", degree=4, time_limit=60, memory_limit=10**8
+        ).fit(X, y)
+    assert clf.status_ == "memory_limit"
+    assert clf.statistics_["candidate_rules"] < 10**8 // 8
+
+
 def test_rule_generation_reports_its_progress(capsys):
     X, y = _gaussian(1303, 300, 3), _labels(1303, 300, 3)
     with pytest.warns(NotProvenOptimalWarning):

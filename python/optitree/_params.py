@@ -6,6 +6,7 @@ value received and what is allowed, and returns the value in canonical form.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import time
@@ -100,8 +101,10 @@ def time_left(time_limit: float | None, started: float) -> float | None:
 
 
 def check_time_limit(value: Any) -> float | None:
-    """A number of seconds (0: stop at once with the first tree), or ``None`` for no limit."""
-    return check_real("time_limit", value, low=0, allow_none=True)
+    """A number of seconds (0: stop at once with the first tree), or ``None`` (or infinity)
+    for no limit."""
+    limit = check_real("time_limit", value, low=0, allow_none=True)
+    return None if limit == math.inf else limit
 
 
 def check_n_jobs(value: Any) -> int:

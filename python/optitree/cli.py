@@ -115,6 +115,11 @@ def positive_float(text: str) -> float:
     )
 
 
+def _time_limit(text: str) -> float:
+    """argparse type: seconds >= 0 (0: return the first tree at once; inf: no limit)."""
+    return _parse(text, float, "a number", lambda v: v >= 0, "a number of seconds >= 0")
+
+
 def nonnegative_float(text: str) -> float:
     """argparse type: a finite number >= 0."""
     return _parse(text, float, "a number", lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
@@ -191,7 +196,7 @@ def _stump(**params: Any) -> Any:
 _TIME_LIMIT = AlgorithmOption(
     "--time-limit",
     "time_limit",
-    positive_float,
+    _time_limit,
     "stop after S seconds and report the best tree found (status 'time_limit'); default: no limit",
     metavar="S",
 )
@@ -963,7 +968,7 @@ def _check_rho(rho: Any, data: _Data) -> None:
     classes in the order the values are read."""
     import numpy as np
 
-    if rho is None or len(rho) == 1:
+    if not isinstance(rho, tuple):  # None, or one number for every class
         return
     classes = np.unique(data.y.to_numpy())  # sorted, as the estimators' classes_ (one type)
     if len(rho) != len(classes):
