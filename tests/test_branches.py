@@ -36,7 +36,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optitree import BranchesClassifier, NotProvenOptimalWarning, StumpClassifier
-from optitree.datasets import load_branches_encoding
+from optitree.datasets import load_branches_encoding, load_monks
 from optitree.exceptions import DataError, InvalidParameterError
 from optitree.preprocessing import OneHotEncoder
 from optitree.tree import CATEGORY, LEAF, THRESHOLD
@@ -1409,3 +1409,11 @@ def test_weighted_trees_keep_the_weighted_class_totals():
     with pytest.warns(UserWarning, match="rounded"):
         thirds = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=[1 / 3] * 6)
     np.testing.assert_allclose(thirds.tree_.value[0], [1, 1])
+
+
+@pytest.mark.parametrize("penalty", [0.005, 0.007, 0.01, 0.013])
+def test_a_proven_objective_equals_its_bounds_exactly(penalty):
+    # Re-scored in floats, 0.93 came out as 0.9299999999999999 between bounds of 0.93.
+    clf = BranchesClassifier(penalty=penalty).fit(*load_monks(return_X_y=True))
+    assert clf.status_ == "optimal"
+    assert clf.objective_ == clf.lower_bound_ == clf.upper_bound_

@@ -15,8 +15,10 @@ models always speak about the user's own columns.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -346,8 +348,10 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         return self.tree_.get_n_splits()
 
-    def _rescored_accuracy(self, data: FitData, weights: np.ndarray | None) -> float:
-        """Weighted training accuracy of ``tree_``, by routing the encoded training rows.
+    def _rescored_accuracy(self, data: FitData, weights: np.ndarray | None) -> Fraction:
+        """Weighted training accuracy of ``tree_``, by routing the encoded training rows, as an
+        exact fraction (of the correctly rounded weight sums), so that an objective built on it
+        is rounded once, as the search's bounds are.
 
         Shares no code with any search: the core only routes rows; the counting is here.
         """
@@ -355,8 +359,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         # Each node's class once, then per row: gathering rows' value vectors cost more.
         hits = np.argmax(self.tree_.predicting_totals(slice(None)), axis=1)[nodes] == data.y
         if weights is None:
-            return float(np.count_nonzero(hits) / len(hits))
-        return float(np.sum(weights[hits]) / np.sum(weights))
+            return Fraction(int(np.count_nonzero(hits)), len(hits))
+        return Fraction(math.fsum(weights[hits])) / Fraction(math.fsum(weights))
 
     def training_accuracy(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Weighted accuracy of the fitted tree on ``(X, y)``, computed by routing each row.

@@ -296,7 +296,8 @@ class BranchesClassifier(BaseTreeClassifier):
             totals.setflags(write=False)
             self.tree_.value = totals
         accuracy = self._rescored_accuracy(data, weights)
-        self.objective_ = accuracy - float(penalty) * self.tree_.get_n_splits()
+        # Exact, then rounded once: the bounds are, so a proven objective equals them.
+        self.objective_ = float(accuracy - penalty * self.tree_.get_n_splits())
         if not math.isclose(self.objective_, result["objective"], rel_tol=0, abs_tol=1e-9):
             raise InternalError(
                 f"the returned tree re-scores to {self.objective_!r} but the search reported "

@@ -103,7 +103,9 @@ class MAPTreeClassifier(BaseTreeClassifier):
         Bounds on the MAP tree's cost ``−log P(T, Y | X)``; equal when proven.
     log_posterior_ : float
         ``log P(T, Y | X)`` of the returned tree, recomputed by :func:`tree_log_posterior`, which
-        shares no code with the search.
+        shares no code with the search. It sums the same terms in another order, so
+        ``-log_posterior_`` matches ``upper_bound_`` to rounding (checked to 1e-9 relative), not
+        bit for bit.
     binary_features_ : list of str
         What each binary feature means: a 0/1 column as is, ``"col=v"`` for a category of a
         column with more than two, ``"col > t"`` for a threshold of a numeric column.
