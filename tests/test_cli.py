@@ -694,7 +694,7 @@ def test_error_unknown_algorithm(capsys):
     assert_error(code, err, 2, "--algorithm", "'magic'", "stump")
 
 
-@pytest.mark.parametrize("value", ["-1", "0", "soon", "nan"])
+@pytest.mark.parametrize("value", ["-1", "-0.5", "soon", "nan"])
 def test_error_bad_time_limit(capsys, value):
     code, _, err = run(capsys, "fit", "--dataset", "monks-1", "--time-limit", value)
     assert_error(code, err, 2, "--time-limit", value)

@@ -1101,3 +1101,11 @@ def test_an_empty_root_shows_the_class_its_prior_predicts():
     )
     assert tree.predict([[0.0]]).tolist() == [1]
     assert export_text(tree).startswith("|--- class: 1")
+
+
+def test_blank_names_and_line_breaks_are_quoted_so_each_rule_stays_one_line():
+    tree = rebuild(category_tree(), feature_names=["", " "], categories=[["a\nb", "c", "d"], None])
+    lines = export_text(tree).splitlines()
+    assert all(line.startswith("|") for line in lines)  # no line broken by a label
+    assert "|--- '' = 'a\\nb'" in lines
+    assert "\n" not in export_dot(tree).split("label=")[1].split("]")[0]

@@ -187,7 +187,12 @@ def test_plot_and_general_tree_conversion():
     # The general tree routes every animal to the leaf of its class.
     predicted = general.predict(B.to_numpy())
     assert list(predicted) == list(kind)
-    artists = optitree.plot_tree(qt.tree_)
+    import matplotlib.pyplot as plt
+
+    try:
+        artists = optitree.plot_tree(qt.tree_)
+    finally:
+        plt.close("all")  # other tests check that plot_tree leaves no figure open
     assert artists
 
 

@@ -204,6 +204,23 @@ def test_question_tree_names_that_print_alike_are_quoted():
     assert "label=\"'1'\\np = 0.25\"" in optitree.export_dot(tree)
 
 
+def test_a_plotted_ambiguous_leaf_names_every_object_it_holds():
+    # The plot showed the general tree's majority (one object) where the text says "0 or 1".
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    B = np.array([[0, 0], [0, 0], [1, 0], [1, 1]])
+    tree = QueryTree(on_unidentifiable="leaf").fit(B).tree_
+    assert "0 or 1" in optitree.export_text(tree)
+    try:
+        artists = optitree.plot_tree(tree)
+    finally:
+        plt.close("all")
+    texts = [a.get_text() for a in artists if hasattr(a, "get_text")]
+    assert any(t.startswith("class = 0 or 1\n") for t in texts)
+
+
 def test_a_plotted_question_tree_shows_probabilities_not_samples():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

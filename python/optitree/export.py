@@ -174,7 +174,7 @@ def _feature_names(tree: Tree, feature_names: Sequence[Any] | None) -> Sequence[
         raise InvalidParameterError(
             f"{source} must have one entry per feature of the tree ({n}), got {len(feature_names)}"
         )
-    return [str(name) for name in feature_names]
+    return _distinct_texts([str(name) for name in feature_names])
 
 
 def _class_names(tree: Tree, class_names: Sequence[Any] | None) -> list[str]:
@@ -195,12 +195,14 @@ def _class_names(tree: Tree, class_names: Sequence[Any] | None) -> list[str]:
 
 
 def _distinct_texts(labels: Sequence[Any]) -> list[str]:
-    """Labels as printed: ``str``, unless two would print alike or one is blank or padded
-    (``1`` and ``"1"``, ``""`` and ``" "``); then every label of the list is printed with
-    ``repr``, so that each reads as what it is.
+    """Labels as printed: ``str``, unless two would print alike, or one is blank, padded or
+    holds a character that does not print (``1`` and ``"1"``, ``""`` and ``" "``, a line
+    break); then every label of the list is printed with ``repr``, so that each reads as what
+    it is and a line stays one line.
     """
     texts = [str(label) for label in labels]
-    if len(set(texts)) < len(texts) or any(t == "" or t != t.strip() for t in texts):
+    odd = any(t == "" or t != t.strip() or not t.isprintable() for t in texts)
+    if odd or len(set(texts)) < len(texts):
         # numpy scalars as the Python values they hold: 'ham ', not np.str_('ham ').
         plain = [v.item() if isinstance(v, np.generic) else v for v in labels]
         return [repr(label) for label in plain]

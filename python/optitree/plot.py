@@ -179,7 +179,13 @@ def plot_tree(
     from optitree.query._model import QuestionTree
 
     question_tree = isinstance(tree, QuestionTree)
+    leaf_text = None
     if question_tree:
+        from optitree.query._export import _leaf_texts
+
+        # A leaf names what it identifies (several objects when they cannot be told apart),
+        # as the text and DOT exports do, not the general tree's majority class.
+        leaf_text = _leaf_texts(tree)
         tree = tree.to_tree()
     _check_tree(tree)
     _check_flags(filled=filled)
@@ -231,6 +237,10 @@ def plot_tree(
                 decimals=decimals,
                 total_name="p" if question_tree else "samples",
             )
+            if leaf_text is not None and int(tree.kind[node]) == LEAF:
+                # Not "empty": a leaf of objects without prior mass still identifies them.
+                lines = [f"class = {leaf_text(node)}", *lines[1:]]
+                lines = [line for line in lines if not line.startswith("(")]
             texts[node] = "\n".join(lines)
 
     n_slots = max(1, int(max(x.values())) + 1)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from optitree.exceptions import DataError, SchemaVersionError
-from optitree.query._model import QuestionTree
+from optitree.query._model import QuestionTree, _label_text
 
 __all__ = ["FORMAT", "question_tree_from_document", "questionnaire", "to_document", "to_dot"]
 
@@ -32,13 +32,20 @@ def _preorder(tree: QuestionTree) -> list[int]:
     return order
 
 
+def _distinct_query_names(tree: QuestionTree) -> list[str]:
+    """The queries' names as printed, quoted as other labels are when blank or alike."""
+    from optitree.export import _distinct_texts
+
+    return _distinct_texts(tree.query_names)
+
+
 def _leaf_texts(tree: QuestionTree) -> Callable[[int], str]:
     """What each leaf identifies, as printed: its target's name, or the names of its targets
     joined by "or"; names that would print alike (``1`` and ``"1"``) are quoted, as the other
     exports quote labels."""
     from optitree.export import _distinct_texts
 
-    names = _distinct_texts(tree.target_names)
+    names = _distinct_texts([_label_text(t) for t in tree.target_names])
 
     def text(node: int) -> str:
         targets = np.unique(tree.target[tree.objects_at(node)])
@@ -64,6 +71,7 @@ def questionnaire(tree: QuestionTree, *, decimals: int = 3, show_mass: bool = Tr
     inner = [a for a in _preorder(tree) if not tree.is_leaf(a)]
     number = {a: k + 1 for k, a in enumerate(inner)}
     leaf_text = _leaf_texts(tree)
+    queries = _distinct_query_names(tree)
     mass = tree.mass
     width = len(f"Q{len(inner)}.")
 
@@ -82,7 +90,7 @@ def questionnaire(tree: QuestionTree, *, decimals: int = 3, show_mass: bool = Tr
     lines = []
     for a in inner:
         head = f"Q{number[a]}.".ljust(width)
-        lines.append(f"{head} {tree.query_names[int(tree.query[a])]}?")
+        lines.append(f"{head} {queries[int(tree.query[a])]}?")
         pad = " " * (width + 1)
         lines.append(f"{pad}no  -> {outcome(int(tree.children[a, 0]))}")
         lines.append(f"{pad}yes -> {outcome(int(tree.children[a, 1]))}")
@@ -111,6 +119,7 @@ def to_dot(
     """
     mass = tree.mass
     leaf_text = _leaf_texts(tree)
+    queries = _distinct_query_names(tree)
     box = "shape=box, style=rounded" if rounded else "shape=box"
     lines = ["digraph QuestionTree {", '    node [fontname="helvetica"];']
     for a in _preorder(tree):
@@ -125,7 +134,7 @@ def to_dot(
                 style = f', style=filled, fillcolor="{fill(int(targets[0]))}"'
             lines.append(f'    {a} [shape=ellipse{style}, label="{text}"];')
         else:
-            q = tree.query_names[int(tree.query[a])]
+            q = queries[int(tree.query[a])]
             lines.append(f'    {a} [{box}, label="{_dot_escape(q)}?"];')
     for a in _preorder(tree):
         if not tree.is_leaf(a):
