@@ -1109,3 +1109,13 @@ def test_blank_names_and_line_breaks_are_quoted_so_each_rule_stays_one_line():
     assert all(line.startswith("|") for line in lines)  # no line broken by a label
     assert "|--- '' = 'a\\nb'" in lines
     assert "\n" not in export_dot(tree).split("label=")[1].split("]")[0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_tree_restricted_to_its_used_features_routes_alike(seed):
+    tree = random_tree(seed)
+    compact, used = tree.restricted_to_used_features()
+    assert compact.n_features == max(len(used), 1 if tree.n_features else 0)
+    X = np.random.default_rng(seed).integers(-1, 5, size=(50, tree.n_features)).astype(float)
+    np.testing.assert_array_equal(compact.apply(X[:, used]), tree.apply(X))
+    np.testing.assert_array_equal(compact.predict_proba(X[:, used]), tree.predict_proba(X))

@@ -888,6 +888,23 @@ def test_a_pickle_from_before_the_class_prior_keeps_its_probabilities():
     assert not hasattr(restored, "_alpha_beta_rho")
 
 
+def test_wide_numeric_data_predict_reads_only_the_features_the_tree_splits():
+    # 3,000 x 10 numbers give 30,000 binary thresholds; predict derived them all (1.2 s).
+    from optitree.maptree import _apply_binary
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    with pytest.warns(NotProvenOptimalWarning):
+        clf = MAPTreeClassifier(max_expansions=200).fit(X, y)
+    assert clf.tree_.n_features > 1000 and clf.get_n_splits() >= 1
+    encoded = super(MAPTreeClassifier, clf)._predict_matrix(X)
+    full = _apply_binary(encoded, clf._binary_spec, range(clf.tree_.n_features))
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.tree_.predict_proba(full))
+    np.testing.assert_array_equal(clf.apply(X), clf.tree_.apply(full))
+    assert clf._predict_matrix(X).shape[1] == len(clf.tree_.used_features())
+
+
 def test_two_class_predict_proba_and_string_labels():
     X = FOUR * 3
     y = np.array(["no", "yes", "yes", "no"] * 3)

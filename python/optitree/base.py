@@ -284,6 +284,10 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             warn_names=True,
         )
 
+    def _router(self) -> Tree:
+        """The tree that routes the rows of ``_predict_matrix``: ``tree_`` itself here."""
+        return self.tree_
+
     def apply(self, X: Any) -> np.ndarray:
         """Index of the node where each row stops.
 
@@ -296,12 +300,12 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         ndarray of int64, shape (n_rows,)
         """
         Xm = self._predict_matrix(X)
-        return self.tree_.apply(Xm)
+        return self._router().apply(Xm)
 
     def decision_path(self, X: Any):
         """Sparse (n_rows, n_nodes) indicator of the nodes each row passes through."""
         Xm = self._predict_matrix(X)
-        return self.tree_.decision_path(Xm)
+        return self._router().decision_path(Xm)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the node that predicts each row, columns in ``classes_`` order.
@@ -315,7 +319,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_rows, n_classes)
         """
         Xm = self._predict_matrix(X)
-        return self.tree_.predict_proba(Xm)
+        return self._router().predict_proba(Xm)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each row (ties go to the first class in ``classes_``).
@@ -329,7 +333,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_rows,)
         """
         Xm = self._predict_matrix(X)
-        nodes = self.tree_.prediction_nodes(Xm)
+        nodes = self._router().prediction_nodes(Xm)
         node_class = np.argmax(self.tree_.predicting_totals(slice(None)), axis=1)
         return self.classes_[node_class[nodes]]
 

@@ -1251,6 +1251,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     tree, metadata = _load_model(args.model)
     sources = metadata.get("binary_features")
     derived = isinstance(sources, list) and tree.feature_names is not None
+    if derived:
+        tree, sources = _used_features(tree, sources)
     names = _source_columns(sources) if derived else tree.feature_names
     # Columns whose categories are all text are read as text, so a file in which such a
     # column happens to hold only digits still matches the model's categories.
@@ -1290,6 +1292,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
     text = result.to_csv(index=False, sep=_separator(args.sep), lineterminator="\n")
     _emit(text, args.output)
     return 0
+
+
+def _used_features(tree: Any, sources: list[dict[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
+    """The tree over only the binary features its splits use, with their sources: a MAPTree
+    model of 3,000 rows x 10 numeric columns derives 30,000 features and splits a handful, and
+    deriving them all took 40 s to predict 3,000 rows."""
+    if len(sources) != tree.n_features:
+        return tree, sources
+    compact, used = tree.restricted_to_used_features()
+    return compact, [sources[int(f)] for f in used]
 
 
 def _source_columns(sources: list[dict[str, Any]]) -> list[str]:

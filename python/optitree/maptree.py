@@ -219,6 +219,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         arrays["value"] = np.asarray(arrays["value"])[:, : len(self.classes_)]
         result = dict(result, tree=arrays)
         self._finish_fit(result, data, tree=self._binary_tree(arrays, rho))
+        self._compact_tree = (self.tree_, *self.tree_.restricted_to_used_features())
         cost = -tree_log_posterior(self.tree_, binary, data.y, alpha, beta, rho)
         self.log_posterior_ = -cost
         tol = 1e-9 * max(1.0, abs(cost))
@@ -252,15 +253,29 @@ class MAPTreeClassifier(BaseTreeClassifier):
             class_prior=rho[: len(self.classes_)],
         )
 
+    def _compact(self) -> tuple[Tree, np.ndarray]:
+        """``tree_`` over the binary features it splits, and their indices: made at fit (and
+        when unpickled); remade, not stored, if ``tree_`` was replaced since (predict must not
+        change the estimator)."""
+        cached = getattr(self, "_compact_tree", None)
+        if cached is not None and cached[0] is self.tree_:
+            return cached[1], cached[2]
+        return self.tree_.restricted_to_used_features()
+
+    def _router(self) -> Tree:
+        # Rows are routed over the binary features the tree splits only (`_predict_matrix`
+        # derives no others): on wide numeric data they are a handful of 30,000.
+        return self._compact()[0]
+
     def _predict_matrix(self, X: Any) -> np.ndarray:
         encoded = super()._predict_matrix(X)
-        return _apply_binary(encoded, self._binary_spec)
+        return _apply_binary(encoded, self._binary_spec, self._compact()[1])
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Posterior predictive class probabilities: ``(c_k + ρ_k) / (n + Σ ρ)`` of the leaf
         (the Dirichlet posterior mean), columns in ``classes_`` order."""
         Xm = self._predict_matrix(X)  # checks that the estimator is fitted
-        return self.tree_.predict_proba(Xm)
+        return self._router().predict_proba(Xm)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest posterior predictive probability (ties: first in ``classes_``)."""
@@ -356,11 +371,13 @@ def _binary_features(codes: np.ndarray, n_values: list[int], source: list) -> tu
     return binary, spec
 
 
-def _apply_binary(encoded: np.ndarray, spec: list) -> np.ndarray:
-    """The binary features of encoded rows (NaN where a value cannot be read: a category
-    unseen at fit time, coded -1; a numeric value below 0 is just a number)."""
-    out = np.empty((encoded.shape[0], len(spec)))
-    for k, (_, value, (column, threshold)) in enumerate(spec):
+def _apply_binary(encoded: np.ndarray, spec: list, used: Any) -> np.ndarray:
+    """The binary features ``used`` (indices into ``spec``) of encoded rows, one column each
+    (NaN where a value cannot be read: a category unseen at fit time, coded -1; a numeric
+    value below 0 is just a number)."""
+    out = np.empty((encoded.shape[0], len(used)))
+    for j, k in enumerate(used):
+        _, value, (column, threshold) = spec[int(k)]
         x = encoded[:, column].astype(np.float64)
         unknown = np.isnan(x) if threshold is not None else np.isnan(x) | (x < 0)
         if threshold is not None:
@@ -370,7 +387,7 @@ def _apply_binary(encoded: np.ndarray, spec: list) -> np.ndarray:
         else:
             col = x.copy()
         col[unknown] = np.nan
-        out[:, k] = col
+        out[:, j] = col
     return out
 
 

@@ -343,6 +343,46 @@ class Tree:
         """Number of internal nodes (splits)."""
         return self.n_nodes - self.get_n_leaves()
 
+    def used_features(self) -> np.ndarray:
+        """Sorted indices of the features the tree's splits read."""
+        used = np.concatenate([self.feature[self.kind != LEAF], self.term_features])
+        return np.unique(used[used >= 0])
+
+    def restricted_to_used_features(self) -> tuple[Tree, np.ndarray]:
+        """This tree over only the features its splits read (renumbered in their order), and
+        their indices here: it routes the columns ``X[:, used]`` as this tree routes ``X``, with
+        the same node numbers. A model of 30,000 binarised thresholds that splits a handful
+        then predicts without deriving them all. A leaf keeps one feature, which gives the rows
+        their number.
+        """
+        used = self.used_features()
+        if len(used) == 0 and self.n_features:
+            used = np.array([0])
+        position = np.full(max(self.n_features, 1), -1, dtype=np.int64)
+        position[used] = np.arange(len(used))
+        feature = np.where(self.feature >= 0, position[np.maximum(self.feature, 0)], -1)
+        compact = Tree(
+            self.kind,
+            feature,
+            self.threshold,
+            self.children_ptr,
+            self.children,
+            self.value,
+            oblique_index=self.oblique_index,
+            oblique_ptr=self.oblique_ptr,
+            term_coef=self.term_coef,
+            term_ptr=self.term_ptr,
+            term_features=position[self.term_features],
+            n_features=len(used),
+            feature_names=None
+            if self.feature_names is None
+            else [self.feature_names[f] for f in used],
+            class_names=self.class_names,
+            categories=None if self.categories is None else [self.categories[f] for f in used],
+            class_prior=self.class_prior,
+        )
+        return compact, used
+
     # ------------------------------------------------------------------ routing
     def _matrix(self, X: Any) -> np.ndarray:
         from optitree._validation import encode_predict
@@ -389,7 +429,8 @@ class Tree:
         ----------
         X : array-like or DataFrame of shape (n_rows, n_features)
         laplace : float, default=0
-            Additive smoothing: ``(count + laplace) / (total + laplace * n_classes)``.
+            Additive smoothing: ``(count + laplace) / (total + laplace * n_classes)``. Rows
+            whose node has no weight at all (an empty tree) get every class alike.
 
         Returns
         -------
@@ -397,7 +438,11 @@ class Tree:
         """
         laplace = check_real("laplace", laplace, low=0.0, high=math.inf, high_open=True)
         counts = self.predicting_totals(self.prediction_nodes(X)) + laplace
-        return counts / counts.sum(axis=1, keepdims=True)
+        totals = counts.sum(axis=1, keepdims=True)
+        # A tree with no weight at all (an empty root) knows nothing: every class alike, as
+        # predict's tie goes to the first, rather than 0/0.
+        uniform = np.full_like(counts, 1.0 / max(counts.shape[1], 1))
+        return np.divide(counts, totals, out=uniform, where=totals > 0)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each row: labels from ``class_names`` if set, else class indices.
