@@ -96,6 +96,9 @@ pub struct Search<'a> {
     memory_limit: Option<usize>,
     /// Evaluated splits left unmaterialised for memory (fast mode).
     pub shed_splits: u64,
+    /// Where progress is posted (the run's board), and when it was last.
+    board: Option<ProgressBoard>,
+    last_post: f64,
     /// Subtrees of the incumbent replaced by cheaper regrown ones (fast mode).
     pub regrown_subtrees: u64,
     /// The expansions at which the incumbent is next regrown (`FIRST_REGROWTH`; tests lower
@@ -156,6 +159,8 @@ impl<'a> Search<'a> {
             next_regrowth: FIRST_REGROWTH,
             memory_limit: None,
             shed_splits: 0,
+            board: None,
+            last_post: 0.0,
         }
     }
 
@@ -182,7 +187,7 @@ impl<'a> Search<'a> {
         max_expansions: Option<u64>,
         board: Option<&ProgressBoard>,
     ) -> Status {
-        let mut last_post = 0.0;
+        self.board = board.cloned();
         self.memory_limit = budget.memory_limit();
         // The second thread spins between expansions: it lives only while the search runs.
         self.fork = (self.two_threads && self.small_rows > 0)
@@ -214,19 +219,26 @@ impl<'a> Search<'a> {
             if let Some(status) = self.step(budget) {
                 break status;
             }
-            if let Some(board) = board {
-                let seconds = budget.elapsed();
-                if seconds - last_post > 0.2 {
-                    last_post = seconds;
-                    self.post(board, seconds);
-                }
-            }
+            self.report(budget);
         });
         if let Some(board) = board {
             self.post(board, budget.elapsed()); // the final figures, for the last report
         }
         self.fork = None;
         status
+    }
+
+    /// Posts the figures if a fifth of a second has passed since the last post. Called by the
+    /// best-first loop, and by the dive and the regrowth, which take long on wide data.
+    fn report(&mut self, budget: &Budget) {
+        let Some(board) = self.board.as_ref() else {
+            return;
+        };
+        let seconds = budget.elapsed();
+        if seconds - self.last_post > 0.2 {
+            self.post(board, seconds);
+            self.last_post = seconds;
+        }
     }
 
     /// Posts the search's figures (bounds on the MAP tree's cost) for the progress display.
@@ -258,6 +270,7 @@ impl<'a> Search<'a> {
             if let Some(status) = budget.check(self.expansions, self.graph.memory()) {
                 return Some(status);
             }
+            self.report(budget);
             let node = &self.graph.or[id as usize];
             if node.solved() {
                 continue;
@@ -309,6 +322,7 @@ impl<'a> Search<'a> {
             if let Some(status) = budget.check(self.expansions, self.graph.memory()) {
                 return Some(status);
             }
+            self.report(budget);
             let node = &self.graph.or[id as usize];
             let depth = self.graph.depth(id);
             if node.solved() || depth > REGROWN_DEPTH {

@@ -861,6 +861,25 @@ fn regrown_subtrees_cost_what_they_claim() {
     }
 }
 
+/// Past `LOOK_AHEAD_FEATURES` dividing features the look-ahead tries a shortlist (the cheapest
+/// single splits): the subtree it grows still costs what it claims.
+#[test]
+fn regrown_subtrees_of_wide_data_cost_what_they_claim() {
+    let mut rng = crate::search::SplitMix::new(44);
+    for case in 0..3 {
+        let (_, _, data) = random_data(&mut rng, (120, 600, 2), 2);
+        let m = fast_model(&data);
+        let rows = data.all_rows();
+        let budget = Budget::unlimited();
+        let (cost, shape) = regrow::Grower::new(&data, &m, &budget).grow(&rows, 0);
+        let recomputed = shape_cost(&data, &m, &shape, &rows, 0);
+        assert!(
+            (cost - recomputed).abs() < 1e-9,
+            "case {case}: {cost} vs {recomputed}"
+        );
+    }
+}
+
 /// XOR of two features, which a greedy tree cannot see: regrowing the incumbent finds it right
 /// after the dive, and searches regrowing at every doubling from 8 expansions prove the exact
 /// optimum.
