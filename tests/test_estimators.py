@@ -208,3 +208,17 @@ def test_proper_trees_take_memory_limit_last_and_old_pickles_read_it_as_unset():
     old = ProperTreeClassifier()
     del old.__dict__["memory_limit"]  # as an estimator pickled before the parameter
     assert pickle.loads(pickle.dumps(old)).get_params()["memory_limit"] is None
+
+
+@pytest.mark.parametrize(
+    "name", ["BranchesClassifier", "MAPTreeClassifier", "ProperTreeClassifier"]
+)
+def test_verbose_takes_true_and_false_as_scikit_learn_does(name, capsys):
+    import optitree
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    for flag in (True, False):
+        assert getattr(optitree, name)(verbose=flag).fit(X, y).status_ == "optimal"
+    with pytest.raises(InvalidParameterError, match="verbose must be an integer >= 0"):
+        getattr(optitree, name)(verbose=-1).fit(X, y)

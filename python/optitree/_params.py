@@ -69,6 +69,13 @@ def check_int(
     raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
 
 
+def check_verbose(value: Any) -> int:
+    """A verbosity level >= 0; ``True`` and ``False`` read as 1 and 0, as in scikit-learn."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    return check_int("verbose", value, low=0)
+
+
 def check_memory_limit(value: Any) -> int | None:
     """Bytes (an integer >= 1) or None. A limit beyond 2**63 bytes is no limit: the core counts
     memory in 64-bit sizes, and no machine holds that much."""

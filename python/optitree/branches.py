@@ -25,6 +25,7 @@ from optitree._params import (
     check_memory_limit,
     check_real,
     check_time_limit,
+    check_verbose,
     time_left,
 )
 from optitree.base import BaseTreeClassifier, integer_columns
@@ -233,7 +234,7 @@ class BranchesClassifier(BaseTreeClassifier):
         time_limit = check_time_limit(self.time_limit)
         memory_limit = check_memory_limit(self.memory_limit)
         check_int("n_jobs", self.n_jobs, low=-1)
-        verbose = check_int("verbose", self.verbose, low=0)
+        verbose = check_verbose(self.verbose)
         fewest_splits = check_bool("fewest_splits", self.fewest_splits)
         self._max_thresholds = check_int(
             "max_thresholds", self.max_thresholds, low=1, allow_none=True

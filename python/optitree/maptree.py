@@ -25,6 +25,7 @@ from optitree._params import (
     check_n_jobs,
     check_real,
     check_time_limit,
+    check_verbose,
     time_left,
 )
 from optitree.base import BaseTreeClassifier, integer_columns
@@ -191,7 +192,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         max_expansions = check_int("max_expansions", self.max_expansions, low=1, allow_none=True)
         time_limit = check_time_limit(self.time_limit)
         memory_limit = check_memory_limit(self.memory_limit)
-        verbose = check_int("verbose", self.verbose, low=0)
+        verbose = check_verbose(self.verbose)
         mode = check_choice("mode", self.mode, ("fast", "reference"))
         threads = min(check_n_jobs(self.n_jobs), available_cores(), 2)
         data = self._prepare_fit(X, y)

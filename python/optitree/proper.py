@@ -24,6 +24,7 @@ from optitree._params import (
     check_memory_limit,
     check_n_jobs,
     check_time_limit,
+    check_verbose,
 )
 from optitree._validation import check_labels, encode_fit
 from optitree.base import BaseTreeClassifier, CategoricalView, FitData, forget_fit
@@ -165,7 +166,7 @@ class ProperTreeClassifier(BaseTreeClassifier):
             "engine": check_choice("engine", self.engine, ("auto", "topdown", "combinations")),
             "time_limit": check_time_limit(self.time_limit),
             "memory_limit": check_memory_limit(self.memory_limit),
-            "verbose": check_int("verbose", self.verbose, low=0),
+            "verbose": check_verbose(self.verbose),
         }
 
     def _predict_matrix(self, X: Any) -> np.ndarray:
