@@ -102,7 +102,8 @@ class BranchesClassifier(BaseTreeClassifier):
         the search returns its best tree with status ``"time_limit"``.
     memory_limit : int or None, default=None
         Bytes the search may hold; reaching it returns the best tree with status
-        ``"memory_limit"``.
+        ``"memory_limit"``. The data are not counted: their codes, and the core's copy of them
+        (four bytes a cell, which binarised numeric columns make many), come on top.
     n_jobs : int, default=1
         Accepted for scikit-learn compatibility; the search runs on one thread today and its
         result never depends on ``n_jobs``.

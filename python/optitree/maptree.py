@@ -67,7 +67,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
         Bytes for the search graph; status ``memory_limit`` when reached. In the fast mode the
         graph grows more slowly from half the limit on: an expansion keeps only its most
         promising splits and looks the others up again if they are ever needed, trading time
-        for memory (``statistics_['shed_splits']`` counts them).
+        for memory (``statistics_['shed_splits']`` counts them). The data (their codes and the
+        core's copy, four bytes a cell) come on top.
     verbose : int, default=0
         Print progress (expansions, bounds, memory) to stderr about twice a second.
     mode : {"fast", "reference"}, default="fast"

@@ -83,7 +83,8 @@ class ProperTreeClassifier(BaseTreeClassifier):
         (``exactly=True`` needs it). "auto" picks topdown unless ``exactly=True``.
     memory_limit : int or None, default=None
         Bytes the candidate rules and the search's cache may hold; past it the best tree so far
-        comes back with status ``memory_limit``.
+        comes back with status ``memory_limit``. A rule list estimated above 6 GB is refused
+        up front, whatever the limits.
 
     Attributes
     ----------
