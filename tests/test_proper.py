@@ -1029,6 +1029,16 @@ def test_rule_generation_reports_its_progress(capsys):
     assert re.search(r"generating rules: +[\d,]+ / 4,455,100 row subsets .* [\d,]+ rules", err)
 
 
+def test_the_search_reports_its_progress_while_a_root_takes_long(capsys):
+    # Progress was posted only when a root candidate finished: one line after 4 s here.
+    X = _gaussian(1304, 3000, 10)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    with pytest.warns(NotProvenOptimalWarning):
+        ProperTreeClassifier(n_splits=3, time_limit=1.3, verbose=1).fit(X, y)
+    lines = [line for line in capsys.readouterr().err.splitlines() if " 0 / 10 " in line]
+    assert len(lines) >= 2 and "ETA        ?" in lines[0]
+
+
 def test_hopeless_search_is_refused_without_a_time_limit():
     X, y = _gaussian(1301, 300, 2), _labels(1301, 300, 2)
     with pytest.raises(InvalidParameterError, match="hopeless") as err:

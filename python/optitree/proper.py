@@ -311,11 +311,12 @@ def candidate_rules(
 def _print_progress(p: dict[str, Any]) -> None:
     done, total, seconds = p["iterations"], max(p["expansions"], 1), p["seconds"]
     frac = done / total
-    eta = seconds * (1 - frac) / frac if frac > 0 else float("nan")
+    # Unknown until a first unit of work is done.
+    eta = f"{seconds * (1 - frac) / frac:8.1f}s" if frac > 0 else "       ?"
     if p.get("phase") == "rules":
         print(
             f"[proper] {seconds:8.1f}s  generating rules: {done:>12,} / {total:,} row subsets "
-            f"({100 * frac:5.1f}%)  ETA {eta:8.1f}s  {p['cached']:,} rules, "
+            f"({100 * frac:5.1f}%)  ETA {eta}  {p['cached']:,} rules, "
             f"{p['memory_bytes'] / 2**20:,.0f} MiB",
             file=sys.stderr,
             flush=True,
@@ -323,7 +324,7 @@ def _print_progress(p: dict[str, Any]) -> None:
         return
     print(
         f"[proper] {seconds:8.1f}s  {done:>12,} / {total:,} ({100 * frac:5.1f}%)  "
-        f"ETA {eta:8.1f}s  best loss {p['upper_bound']:.6g}",
+        f"ETA {eta}  best loss {p['upper_bound']:.6g}",
         file=sys.stderr,
         flush=True,
     )

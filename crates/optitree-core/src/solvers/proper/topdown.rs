@@ -238,6 +238,16 @@ enum Entry {
     Lower(f64),
 }
 
+/// Where a thread posts the search's figures between root candidates, which can each take
+/// seconds: the roots done of `total` (all threads), and the best cost found (`f64` bits).
+#[derive(Clone, Copy)]
+struct Heartbeat<'a> {
+    board: &'a ProgressBoard,
+    done: &'a AtomicU64,
+    best: &'a AtomicU64,
+    total: u64,
+}
+
 /// One thread's search state.
 pub struct Engine<'a> {
     p: &'a Problem<'a>,
@@ -255,6 +265,8 @@ pub struct Engine<'a> {
     whole: Vec<f64>,
     whole_depth: usize,
     stopped: bool,
+    heartbeat: Option<Heartbeat<'a>>,
+    last_post: f64,
     /// Subproblems solved (memo misses).
     pub subproblems: u64,
     /// Splits evaluated.
@@ -276,6 +288,8 @@ impl<'a> Engine<'a> {
             whole: Vec::new(),
             whole_depth: 0,
             stopped: false,
+            heartbeat: None,
+            last_post: 0.0,
             subproblems: 0,
             splits: 0,
         }
@@ -285,6 +299,12 @@ impl<'a> Engine<'a> {
     fn with_whole(mut self, whole: &[f64], depth: usize) -> Self {
         self.whole = whole.to_vec();
         self.whole_depth = depth;
+        self
+    }
+
+    /// Posts progress on `heartbeat`'s board while it works (see [`Self::tick`]).
+    fn with_heartbeat(mut self, heartbeat: Option<Heartbeat<'a>>) -> Self {
+        self.heartbeat = heartbeat;
         self
     }
 
@@ -307,6 +327,22 @@ impl<'a> Engine<'a> {
         let held = self.memory() + self.p.rules.heap_bytes();
         if !self.stopped && self.budget.check(0, held).is_some() {
             self.stopped = true;
+        }
+        if let Some(beat) = self.heartbeat {
+            let seconds = self.budget.elapsed();
+            if seconds - self.last_post >= 0.25 {
+                self.last_post = seconds;
+                beat.board.post(Snapshot {
+                    iterations: beat.done.load(Ordering::Relaxed),
+                    expansions: beat.total,
+                    lower_bound: 0.0,
+                    upper_bound: f64::from_bits(beat.best.load(Ordering::Relaxed)),
+                    cached: self.memo.len() as u64,
+                    memory_bytes: held as u64,
+                    seconds,
+                    phase: "",
+                });
+            }
         }
         self.stopped
     }
@@ -1107,8 +1143,15 @@ pub fn solve(
         std::thread::scope(|s| {
             for _ in 0..n_jobs.max(1) {
                 s.spawn(|| {
-                    let mut e =
-                        Engine::new(p, cands, k, budget).with_whole(&whole, h.saturating_sub(1));
+                    let heartbeat = board.map(|board| Heartbeat {
+                        board,
+                        done: &done,
+                        best: &global,
+                        total: m as u64,
+                    });
+                    let mut e = Engine::new(p, cands, k, budget)
+                        .with_whole(&whole, h.saturating_sub(1))
+                        .with_heartbeat(heartbeat);
                     let mut best = leaf;
                     let mut mine: Option<Found> = None;
                     loop {
