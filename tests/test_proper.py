@@ -1004,6 +1004,7 @@ def test_memory_limit_stops_rule_generation_with_the_best_split_so_far():
     assert clf.status_ == "memory_limit"
     assert clf.get_n_splits() <= 1
     assert 0 < clf.statistics_["candidate_rules"] < 10 * 2**20 // 40  # 40+ bytes a rule
+    assert 10 * 2**20 <= clf.statistics_["memory_bytes"] < 2 * 10 * 2**20
     assert clf.objective_ == clf.upper_bound_
 
 

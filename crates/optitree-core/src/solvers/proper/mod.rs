@@ -335,6 +335,7 @@ pub fn solve(
         stats.set_count("candidate_rules", rule_set.len() as u64);
         stats.set_count("duplicate_rules", rule_set.duplicates);
         stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
+        stats.set_count("memory_bytes", rule_set.heap_bytes() as u64);
         let no_split = config.max_depth == Some(0) || (config.exactly && config.n_splits > 1);
         let (tree, scanned) = if no_split {
             (RuleTree::Leaf, 0)
