@@ -1072,9 +1072,9 @@ def test_labels_that_would_print_alike_are_quoted():
         "|--- x0 = 1",
         "|   |--- class: ''",
         "|--- x0 = '1'",
-        "|   |--- class: 'no'",
+        "|   |--- class: no",  # the blank class is quoted alone: nothing prints like it
         "|--- x0 = ' '",
-        "|   |--- class: 'no'",
+        "|   |--- class: no",
     ]
     assert "0 -> 2 [label=\"= '1'\"]" in export_dot(tree)
     # Labels that print distinctly stay as they are.
@@ -1119,3 +1119,11 @@ def test_a_tree_restricted_to_its_used_features_routes_alike(seed):
     X = np.random.default_rng(seed).integers(-1, 5, size=(50, tree.n_features)).astype(float)
     np.testing.assert_array_equal(compact.apply(X[:, used]), tree.apply(X))
     np.testing.assert_array_equal(compact.predict_proba(X[:, used]), tree.predict_proba(X))
+
+
+def test_names_in_other_scripts_print_as_they_are():
+    # A zero-width non-joiner is part of Persian spelling: it must not turn names into escapes.
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    tree = rebuild(threshold_tree(), feature_names=["a", "petal length", persian])
+    text = export_text(tree)
+    assert "|--- petal length <= 2.45" in text and f"|   |--- {persian} <= 1.75" in text

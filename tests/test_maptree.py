@@ -905,6 +905,17 @@ def test_wide_numeric_data_predict_reads_only_the_features_the_tree_splits():
     assert clf._predict_matrix(X).shape[1] == len(clf.tree_.used_features())
 
 
+def test_the_estimator_predicts_with_its_tree_as_it_is_now():
+    # Rows are routed by a compact copy of tree_; the totals must still be tree_'s own.
+    X = np.array(FOUR * 15)
+    y = np.array([0, 1, 1, 0] * 15)
+    y[:5] ^= 1
+    clf = fit(X, y)
+    clf.tree_.class_prior = clf.tree_._prior_array([50.0, 0.0])
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.tree_.predict_proba(X))
+    assert list(clf.predict(X)) == list(clf.tree_.predict(X))
+
+
 def test_two_class_predict_proba_and_string_labels():
     X = FOUR * 3
     y = np.array(["no", "yes", "yes", "no"] * 3)

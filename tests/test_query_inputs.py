@@ -221,6 +221,23 @@ def test_a_plotted_ambiguous_leaf_names_every_object_it_holds():
     assert any(t.startswith("class = 0 or 1\n") for t in texts)
 
 
+def test_a_plotted_question_tree_takes_the_names_given():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tree = QueryTree().fit(np.array([[0, 0], [0, 1], [1, 0], [1, 1]])).tree_
+    try:
+        artists = optitree.plot_tree(
+            tree, feature_names=["fur", "fins"], class_names=["cat", "dog", "eel", "fox"]
+        )
+    finally:
+        plt.close("all")
+    texts = " ".join(a.get_text() for a in artists if hasattr(a, "get_text"))
+    assert all(f"class = {name}" in texts for name in ("cat", "dog", "eel", "fox"))
+    assert "fur" in texts
+
+
 def test_a_plotted_question_tree_shows_probabilities_not_samples():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -285,7 +285,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _router(self) -> Tree:
-        """The tree that routes the rows of ``_predict_matrix``: ``tree_`` itself here."""
+        """The tree that routes the rows of ``_predict_matrix``, with ``tree_``'s node numbers:
+        ``tree_`` itself here. Only the route is taken from it; the totals are ``tree_``'s."""
         return self.tree_
 
     def apply(self, X: Any) -> np.ndarray:
@@ -319,7 +320,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_rows, n_classes)
         """
         Xm = self._predict_matrix(X)
-        return self._router().predict_proba(Xm)
+        # Routed by the router, weighed by tree_ (its totals and class prior as they are now).
+        return self.tree_.node_probabilities(self._router().prediction_nodes(Xm))
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each row (ties go to the first class in ``classes_``).

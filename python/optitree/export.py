@@ -25,6 +25,7 @@ import json
 import math
 import numbers
 import os
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -195,18 +196,24 @@ def _class_names(tree: Tree, class_names: Sequence[Any] | None) -> list[str]:
 
 
 def _distinct_texts(labels: Sequence[Any]) -> list[str]:
-    """Labels as printed: ``str``, unless two would print alike, or one is blank, padded or
-    holds a character that does not print (``1`` and ``"1"``, ``""`` and ``" "``, a line
-    break); then every label of the list is printed with ``repr``, so that each reads as what
-    it is and a line stays one line.
+    """Labels as printed: ``str``, but with ``repr`` for a label that is blank, padded or
+    holds a control character or a line separator (``" "``, a line break), and for every
+    label when two would print alike (``1`` and ``"1"``), so that each reads as what it is
+    and a line stays one line. Other characters print as they are (``"petal length"``, a
+    zero-width joiner in a word).
     """
     texts = [str(label) for label in labels]
-    odd = any(t == "" or t != t.strip() or not t.isprintable() for t in texts)
-    if odd or len(set(texts)) < len(texts):
-        # numpy scalars as the Python values they hold: 'ham ', not np.str_('ham ').
-        plain = [v.item() if isinstance(v, np.generic) else v for v in labels]
-        return [repr(label) for label in plain]
-    return texts
+    alike = len(set(texts)) < len(texts)
+    # numpy scalars as the Python values they hold: 'ham ', not np.str_('ham ').
+    plain = [v.item() if isinstance(v, np.generic) else v for v in labels]
+    return [repr(label) if alike or _odd_text(text) else text for label, text in zip(plain, texts)]
+
+
+def _odd_text(text: str) -> bool:
+    """Blank, padded, or holding a character that breaks or hides a line."""
+    if text == "" or text != text.strip():
+        return True
+    return any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
 
 
 class _CategoryTexts:

@@ -221,7 +221,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         arrays["value"] = np.asarray(arrays["value"])[:, : len(self.classes_)]
         result = dict(result, tree=arrays)
         self._finish_fit(result, data, tree=self._binary_tree(arrays, rho))
-        self._compact_tree = (self.tree_, *self.tree_.restricted_to_used_features())
+        self._compact_tree = (self._routing_key(), *self.tree_.restricted_to_used_features())
         cost = -tree_log_posterior(self.tree_, binary, data.y, alpha, beta, rho)
         self.log_posterior_ = -cost
         tol = 1e-9 * max(1.0, abs(cost))
@@ -242,6 +242,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
         tree = getattr(self, "tree_", None)
         if legacy is not None and tree is not None and tree.class_prior is None:
             tree.class_prior = tree._prior_array(legacy[2][: tree.value.shape[1]])
+        if tree is not None:  # an unpickled tree holds new arrays: its route is made anew
+            self._compact_tree = (self._routing_key(), *tree.restricted_to_used_features())
 
     def _binary_tree(self, arrays: dict[str, Any], rho: list[float]) -> Tree:
         # The tree lives on the binary features the search split. Its leaves predict with the
@@ -256,13 +258,20 @@ class MAPTreeClassifier(BaseTreeClassifier):
         )
 
     def _compact(self) -> tuple[Tree, np.ndarray]:
-        """``tree_`` over the binary features it splits, and their indices: made at fit (and
-        when unpickled); remade, not stored, if ``tree_`` was replaced since (predict must not
-        change the estimator)."""
+        """``tree_`` over the binary features it splits, and their indices, to route rows: made
+        at fit; remade, not stored, if ``tree_`` or its routing arrays were replaced since
+        (predict must not change the estimator). Totals are read from ``tree_`` itself."""
         cached = getattr(self, "_compact_tree", None)
-        if cached is not None and cached[0] is self.tree_:
+        key = self._routing_key()
+        if cached is not None and all(a is b for a, b in zip(cached[0], key)):
             return cached[1], cached[2]
         return self.tree_.restricted_to_used_features()
+
+    def _routing_key(self) -> tuple[Any, ...]:
+        # The objects themselves, compared by identity (held, so none is freed and its id
+        # reused): a new tree or new routing arrays mean a new route.
+        tree = self.tree_
+        return (tree, tree.kind, tree.feature, tree.children_ptr, tree.children)
 
     def _router(self) -> Tree:
         # Rows are routed over the binary features the tree splits only (`_predict_matrix`
@@ -276,8 +285,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Posterior predictive class probabilities: ``(c_k + ρ_k) / (n + Σ ρ)`` of the leaf
         (the Dirichlet posterior mean), columns in ``classes_`` order."""
-        Xm = self._predict_matrix(X)  # checks that the estimator is fitted
-        return self._router().predict_proba(Xm)
+        return super().predict_proba(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest posterior predictive probability (ties: first in ``classes_``)."""

@@ -181,8 +181,12 @@ def plot_tree(
     question_tree = isinstance(tree, QuestionTree)
     leaf_text = None
     if question_tree:
+        from optitree.export import _renamed_question_tree
         from optitree.query._export import _leaf_texts
 
+        # The names given rename its queries and targets, as in the text and DOT exports.
+        tree = _renamed_question_tree(tree, feature_names, class_names)
+        feature_names = class_names = None
         # A leaf names what it identifies (several objects when they cannot be told apart),
         # as the text and DOT exports do, not the general tree's majority class.
         leaf_text = _leaf_texts(tree)

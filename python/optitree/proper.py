@@ -312,7 +312,7 @@ def _print_progress(p: dict[str, Any]) -> None:
     done, total, seconds = p["iterations"], max(p["expansions"], 1), p["seconds"]
     frac = done / total
     # Unknown until a first unit of work is done.
-    eta = f"{seconds * (1 - frac) / frac:8.1f}s" if frac > 0 else "       ?"
+    eta = f"{seconds * (1 - frac) / frac:8.1f}s" if frac > 0 else f"{'?':>9}"
     if p.get("phase") == "rules":
         print(
             f"[proper] {seconds:8.1f}s  generating rules: {done:>12,} / {total:,} row subsets "

@@ -436,8 +436,13 @@ class Tree:
         -------
         ndarray of shape (n_rows, n_classes)
         """
+        return self.node_probabilities(self.prediction_nodes(X), laplace=laplace)
+
+    def node_probabilities(self, nodes: Any, *, laplace: float = 0.0) -> np.ndarray:
+        """Class probabilities of the given nodes' predicting totals (see :meth:`predict_proba`,
+        which reads them at each row's predicting node)."""
         laplace = check_real("laplace", laplace, low=0.0, high=math.inf, high_open=True)
-        counts = self.predicting_totals(self.prediction_nodes(X)) + laplace
+        counts = self.predicting_totals(nodes) + laplace
         totals = counts.sum(axis=1, keepdims=True)
         # A tree with no weight at all (an empty root) knows nothing: every class alike, as
         # predict's tie goes to the first, rather than 0/0.

@@ -757,13 +757,12 @@ fn surface_rules(
     let mut visited: u64 = 0;
     // Saturating: a count past 2^64 subsets is only ever shown, never reached.
     let subsets = binomial(n, g) as u64;
-    // Budget checks by work done, not by subsets: a subset of g rows makes up to 2^g rules,
-    // and 4,096 subsets of ten features made four million rules between two checks.
-    let work_per_subset = n + assignments.len() * set.n_words;
+    // Budget checks by work done, not by subsets: a subset of g rows makes up to 2^g rules
+    // (4,096 subsets of ten features made four million rules between two checks), each
+    // evaluated on every row when the surface is degenerate.
     let mut work = 0usize;
     loop {
         visited += 1;
-        work += work_per_subset;
         if work >= CHECK_EVERY_WORK {
             work = 0;
             if let Some(board) = board {
@@ -783,6 +782,7 @@ fn surface_rules(
             }
         }
         let def32: Vec<u32> = def.iter().map(|&p| p as u32).collect();
+        work += n;
         match Plane::through(&lift, &def) {
             None => set.rank_deficient += 1,
             Some(plane) => {
@@ -804,7 +804,9 @@ fn surface_rules(
                 if !tilt.as_ref().is_some_and(Tilt::robust) {
                     clean = false;
                 }
-                let mut seen: Vec<Vec<u64>> = Vec::new();
+                let mut seen: HashSet<Vec<u64>> = HashSet::new();
+                let per_rule = if clean { set.n_words } else { set.n_words + n };
+                work += assignments.len() * per_rule;
                 for &a in &assignments {
                     if clean {
                         plus.copy_from_slice(&base);
@@ -825,10 +827,9 @@ fn surface_rules(
                                 words::insert(&mut plus, i);
                             }
                         }
-                        if seen.contains(&plus) {
+                        if !seen.insert(plus.clone()) {
                             continue;
                         }
-                        seen.push(plus.clone());
                     }
                     set.push(
                         &plus,
