@@ -336,8 +336,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         Xm = self._predict_matrix(X)
         nodes = self._router().prediction_nodes(Xm)
-        node_class = np.argmax(self.tree_.predicting_totals(slice(None)), axis=1)
-        return self.classes_[node_class[nodes]]
+        return self.classes_[self.tree_.node_classes()[nodes]]
 
     def get_depth(self) -> int:
         """Depth of the fitted tree."""
@@ -363,7 +362,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         nodes = self.tree_.prediction_nodes(data.encoded.X)
         # Each node's class once, then per row: gathering rows' value vectors cost more.
-        hits = np.argmax(self.tree_.predicting_totals(slice(None)), axis=1)[nodes] == data.y
+        hits = self.tree_.node_classes()[nodes] == data.y
         if weights is None:
             return Fraction(int(np.count_nonzero(hits)), len(hits))
         return Fraction(math.fsum(weights[hits])) / Fraction(math.fsum(weights))

@@ -267,11 +267,12 @@ def _predicted_classes(tree: Tree) -> tuple[list[int], list[bool]]:
     n_nodes = int(tree.n_nodes)
     empty = [not bool(np.any(value[i] > 0)) for i in range(n_nodes)]
     predicted = [0] * n_nodes
+    classes = tree.node_classes()
     # Parents before children: walk from the root.
-    stack = [(0, int(np.argmax(tree.predicting_totals(0))))]
+    stack = [(0, int(classes[0]))]
     while stack:
         node, inherited = stack.pop()
-        own = inherited if empty[node] else int(np.argmax(tree.predicting_totals(node)))
+        own = inherited if empty[node] else int(classes[node])
         predicted[node] = own
         stack.extend((child, own) for child in _children(tree, node))
     return predicted, empty

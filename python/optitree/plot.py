@@ -242,9 +242,9 @@ def plot_tree(
                 total_name="p" if question_tree else "samples",
             )
             if leaf_text is not None and int(tree.kind[node]) == LEAF:
-                # Not "empty": a leaf of objects without prior mass still identifies them.
-                lines = [f"class = {leaf_text(node)}", *lines[1:]]
-                lines = [line for line in lines if not line.startswith("(")]
+                # What the leaf identifies, and its probability (the last line): never
+                # "empty", since a leaf of objects without prior mass still identifies them.
+                lines = [f"class = {leaf_text(node)}", lines[-1]]
             texts[node] = "\n".join(lines)
 
     n_slots = max(1, int(max(x.values())) + 1)

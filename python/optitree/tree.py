@@ -265,6 +265,11 @@ class Tree:
         totals = self.value[nodes]
         return totals if self.class_prior is None else totals + self.class_prior
 
+    def node_classes(self) -> np.ndarray:
+        """The class code each node predicts from its own totals (ties: the first class); the
+        prediction policy decides which node a row reads it from."""
+        return np.argmax(self.predicting_totals(slice(None)), axis=1)
+
     def _check_categories(self) -> None:
         """A multiway split needs its feature's labels, one for each of its children (a
         threshold may still compare a categorical feature's codes). Runs after the core's
@@ -454,7 +459,7 @@ class Tree:
 
         Ties between classes go to the first class in ``class_names`` order.
         """
-        idx = np.argmax(self.predicting_totals(self.prediction_nodes(X)), axis=1)
+        idx = self.node_classes()[self.prediction_nodes(X)]
         if self.class_names is None:
             return idx
         return _label_array(self.class_names)[idx]

@@ -129,9 +129,10 @@ def to_dot(
             if show_mass:
                 text += f"\\np = {_fmt(mass[a], decimals)}"
             style = ""
-            targets = np.unique(tree.target[tree.objects_at(a)])
-            if fill is not None and len(targets) == 1:
-                style = f', style=filled, fillcolor="{fill(int(targets[0]))}"'
+            if fill is not None:
+                targets = np.unique(tree.target[tree.objects_at(a)])
+                if len(targets) == 1:
+                    style = f', style=filled, fillcolor="{fill(int(targets[0]))}"'
             lines.append(f'    {a} [shape=ellipse{style}, label="{text}"];')
         else:
             q = queries[int(tree.query[a])]

@@ -248,6 +248,22 @@ struct Heartbeat<'a> {
     total: u64,
 }
 
+impl Heartbeat<'_> {
+    /// Posts the roots done, the best cost, and one thread's memo and memory.
+    fn post(&self, cached: usize, memory_bytes: usize, seconds: f64) {
+        self.board.post(Snapshot {
+            iterations: self.done.load(Ordering::Relaxed),
+            expansions: self.total,
+            lower_bound: 0.0,
+            upper_bound: f64::from_bits(self.best.load(Ordering::Relaxed)),
+            cached: cached as u64,
+            memory_bytes: memory_bytes as u64,
+            seconds,
+            phase: "",
+        });
+    }
+}
+
 /// One thread's search state.
 pub struct Engine<'a> {
     p: &'a Problem<'a>,
@@ -332,16 +348,7 @@ impl<'a> Engine<'a> {
             let seconds = self.budget.elapsed();
             if seconds - self.last_post >= 0.25 {
                 self.last_post = seconds;
-                beat.board.post(Snapshot {
-                    iterations: beat.done.load(Ordering::Relaxed),
-                    expansions: beat.total,
-                    lower_bound: 0.0,
-                    upper_bound: f64::from_bits(beat.best.load(Ordering::Relaxed)),
-                    cached: self.memo.len() as u64,
-                    memory_bytes: held as u64,
-                    seconds,
-                    phase: "",
-                });
+                beat.post(self.memo.len(), held, seconds);
             }
         }
         self.stopped
@@ -1182,19 +1189,10 @@ pub fn solve(
                                 }
                             }
                         }
-                        let d = done.fetch_add((end - start) as u64, Ordering::Relaxed)
-                            + (end - start) as u64;
-                        if let Some(board) = board {
-                            board.post(Snapshot {
-                                iterations: d,
-                                expansions: m as u64,
-                                lower_bound: 0.0,
-                                upper_bound: f64::from_bits(global.load(Ordering::Relaxed)),
-                                cached: e.memo.len() as u64,
-                                memory_bytes: e.memory() as u64,
-                                seconds: budget.elapsed(),
-                                phase: "",
-                            });
+                        done.fetch_add((end - start) as u64, Ordering::Relaxed);
+                        if let Some(beat) = heartbeat {
+                            let held = e.memory() + p.rules.heap_bytes();
+                            beat.post(e.memo.len(), held, budget.elapsed());
                         }
                         if stop.load(Ordering::Relaxed) {
                             break;
