@@ -1181,8 +1181,9 @@ def test_wide_numeric_data_returns_at_its_time_limit():
 
 
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
-    """600,000 thresholds on 20,000 rows would be 56 GiB of codes (Python's and the core's): a
-    clear error naming the remedy, before anything that size is allocated."""
+    """600,000 thresholds on 20,000 rows would be 22 GiB of codes (Python's and the core's, a
+    byte a cell each): a clear error naming the remedy, before anything that size is
+    allocated."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 30))
     y = (X[:, 0] > 0).astype(int)

@@ -100,6 +100,25 @@ def test_the_core_reads_codes_of_every_width_alike(dtype):
     wide[:, ::2] = codes
     again = _core.fit_branches(wide[:, ::2], labels, 1, 100, n_values=[3] * 4)
     assert again["upper_bound"] == reference["upper_bound"]
+    # Column by column (Fortran order, as the estimators build it): copied, not transposed.
+    by_column = np.asfortranarray(codes.astype(dtype))
+    again = _core.fit_branches(by_column, labels, 1, 100, n_values=[3] * 4)
+    for name, array in reference["tree"].items():
+        np.testing.assert_array_equal(again["tree"][name], array)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_bad_code_is_named_by_its_row_and_feature_in_either_order(dtype, order):
+    codes = np.zeros((6, 3), dtype=dtype, order=order)
+    codes[4, 2] = 9  # past n_values: checked feature by feature, the first feature is named
+    codes[5, 0] = 7
+    with pytest.raises(DataError, match="feature 0 has code 7 at row 5"):
+        _core.fit_branches(codes, np.zeros(6, dtype=np.int64), 1, 100, n_values=[2] * 3)
+    if dtype == np.int64:
+        codes[3, 1] = -1  # not a code at all, found while copying: the first in row order
+        with pytest.raises(DataError, match="feature 1 has code -1 at row 3"):
+            _core.fit_branches(codes, np.zeros(6, dtype=np.int64), 1, 100)
 
 
 def test_a_view_of_binarised_columns_takes_a_byte_a_cell():
@@ -107,7 +126,9 @@ def test_a_view_of_binarised_columns_takes_a_byte_a_cell():
     from optitree.base import categorical_view, code_dtype
 
     X = np.random.default_rng(5).normal(size=(20, 3))
-    assert categorical_view(encode_fit(X)).codes.dtype == np.uint8
+    view = categorical_view(encode_fit(X))
+    assert view.codes.dtype == np.uint8
+    assert view.codes.flags.f_contiguous  # the core's order: handed over by a copy
     assert code_dtype([2, 256]) == np.uint8
     assert code_dtype([257]) == np.uint16 and code_dtype([1 << 16]) == np.uint16
     assert code_dtype([(1 << 16) + 1]) == np.int64

@@ -114,8 +114,9 @@ def categorical_view(
         n_values.extend(2 for _ in binarizer.thresholds_[0])
     _check_view_size(enc, n_rows, len(source), code_dtype(n_values), max_thresholds)
     # One matrix filled a column's block at a time: a list of columns stacked would hold it
-    # twice, and a numpy call per threshold took 0.8 s for 30,000 thresholds.
-    codes = np.empty((n_rows, len(source)), dtype=code_dtype(n_values))
+    # twice, and a numpy call per threshold took 0.8 s for 30,000 thresholds. Held column by
+    # column, as the core stores it, so that handing it over is a copy, not a transpose.
+    codes = np.empty((n_rows, len(source)), dtype=code_dtype(n_values), order="F")
     k = 0
     while k < len(source):
         j, t = source[k]
@@ -133,8 +134,8 @@ def categorical_view(
 
 
 #: Bytes the codes of a fit may take: the view's (one, two or eight bytes a cell, see
-#: :func:`code_dtype`) and the core's copy of them (four bytes a cell), which its data layer
-#: then indexes.
+#: :func:`code_dtype`) and the core's copy of them (one byte a cell for ``uint8`` codes, else
+#: four), which its data layer then indexes.
 MAX_VIEW_BYTES = 2 << 30
 
 
@@ -143,7 +144,7 @@ def _check_view_size(
 ) -> None:
     """Refuses, with the numbers and the remedy, a view too large to fit in memory: numeric
     columns with many distinct values give a binary feature per threshold."""
-    size = n_rows * n_features * (dtype.itemsize + 4)
+    size = n_rows * n_features * (dtype.itemsize + (1 if dtype.itemsize == 1 else 4))
     if size <= MAX_VIEW_BYTES:
         return
     numeric = sum(cats is None for cats in enc.categories)

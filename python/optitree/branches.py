@@ -103,7 +103,8 @@ class BranchesClassifier(BaseTreeClassifier):
     memory_limit : int or None, default=None
         Bytes the search may hold; reaching it returns the best tree with status
         ``"memory_limit"``. The data are not counted: their codes, and the core's copy of them
-        (four bytes a cell, which binarised numeric columns make many), come on top.
+        (a byte a cell when no feature has over 256 values, else four; binarised numeric
+        columns make many cells), come on top.
     n_jobs : int, default=1
         Accepted for scikit-learn compatibility; the search runs on one thread today and its
         result never depends on ``n_jobs``.

@@ -68,7 +68,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         graph grows more slowly from half the limit on: an expansion keeps only its most
         promising splits and looks the others up again if they are ever needed, trading time
         for memory (``statistics_['shed_splits']`` counts them). The data (their codes and the
-        core's copy, four bytes a cell) come on top.
+        core's copy, one byte a cell for binary features) come on top.
     verbose : int, default=0
         Print progress (expansions, bounds, memory) to stderr about twice a second.
     mode : {"fast", "reference"}, default="fast"
@@ -373,9 +373,10 @@ def _binary_features(codes: np.ndarray, n_values: list[int], source: list) -> tu
             spec.extend((j, v, src) for v in range(nv))
     if len(spec) == codes.shape[1]:
         # Every feature already binary (binarised numeric data, 0/1 columns): no copy.
-        return np.ascontiguousarray(codes), spec
-    # One matrix filled column by column: a list of columns stacked would hold it twice.
-    binary = np.empty((codes.shape[0], len(spec)), dtype=np.uint8)
+        return codes, spec
+    # One matrix filled column by column: a list of columns stacked would hold it twice. Held
+    # column by column, as the core stores it.
+    binary = np.empty((codes.shape[0], len(spec)), dtype=np.uint8, order="F")
     for k, (j, v, _) in enumerate(spec):
         binary[:, k] = codes[:, j] if v is None else codes[:, j] == v
     return binary, spec

@@ -10,7 +10,7 @@ use numpy::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use optitree_core::data::{column_major_codes, Table};
+use optitree_core::data::{codes_of_columns, column_major_codes, Codes, Table};
 use optitree_core::search::stats::StatValue;
 use optitree_core::search::Stats;
 use optitree_core::tree::{Tree, TreeArrays};
@@ -123,29 +123,36 @@ impl CodeMatrix<'_> {
         (s[0], s[1])
     }
 
-    /// The column-major `u32` copy (see [`column_major`]).
-    fn columns(&self) -> PyResult<Vec<u32>> {
-        match self {
-            CodeMatrix::U8(a) => column_major(a, |&c| Some(u32::from(c))),
-            CodeMatrix::U16(a) => column_major(a, |&c| Some(u32::from(c))),
-            CodeMatrix::I64(a) => column_major(a, |&c| u32::try_from(c).ok()),
-        }
+    /// The column-major copy (see [`column_major`]): bytes stay bytes.
+    fn columns(&self) -> PyResult<Codes> {
+        Ok(match self {
+            CodeMatrix::U8(a) => column_major(a, |&c| Some(c))?.into(),
+            CodeMatrix::U16(a) => column_major(a, |&c| Some(u32::from(c)))?.into(),
+            CodeMatrix::I64(a) => column_major(a, |&c| u32::try_from(c).ok())?.into(),
+        })
     }
 }
 
-/// The column-major `u32` copy of a row-major code matrix (n_rows x n_features): one tight pass
-/// (read in place when contiguous) that checks each code as it writes; an error names the
-/// first cell that is not a code.
-fn column_major<T: numpy::Element + Copy + std::fmt::Display>(
+/// The column-major copy of a code matrix (n_rows x n_features): one tight pass that checks
+/// each code as it writes, a plain copy when numpy holds the matrix column by column (Fortran
+/// order, as the estimators build it), else a transpose (read in place when contiguous); an
+/// error names the first cell that is not a code.
+fn column_major<T: numpy::Element + Copy + std::fmt::Display, C: Copy + Default>(
     codes: &PyReadonlyArray2<'_, T>,
-    code: impl Fn(&T) -> Option<u32>,
-) -> PyResult<Vec<u32>> {
+    code: impl Fn(&T) -> Option<C>,
+) -> PyResult<Vec<C>> {
     let arr = codes.as_array();
-    let cells: Cow<'_, [T]> = match arr.as_slice() {
-        Some(cells) => cells.into(),
-        None => arr.iter().copied().collect::<Vec<_>>().into(),
+    let converted = match (arr.as_slice(), arr.t().as_slice()) {
+        (None, Some(by_column)) => codes_of_columns(by_column, arr.nrows(), code),
+        (by_row, _) => {
+            let cells: Cow<'_, [T]> = match by_row {
+                Some(cells) => cells.into(),
+                None => arr.iter().copied().collect::<Vec<_>>().into(),
+            };
+            column_major_codes(&cells, arr.ncols(), code)
+        }
     };
-    column_major_codes(&cells, arr.ncols(), code).map_err(|(r, f)| {
+    converted.map_err(|(r, f)| {
         to_py(Error::Data(format!(
             "feature {f} has code {} at row {r}; codes must be integers in 0..2^32",
             arr[[r, f]]

@@ -79,12 +79,12 @@ impl Bitset {
     /// The sets of rows holding each of the values `0..n_values` of `column` (every value must
     /// be below `n_values`; debug builds assert). Built 64 rows at a time in a word per value,
     /// which is several times faster than inserting row by row.
-    pub fn partition(column: &[u32], n_values: usize) -> Vec<Bitset> {
+    pub fn partition<C: Copy + Into<u32>>(column: &[C], n_values: usize) -> Vec<Bitset> {
         let len = column.len();
         let mut sets = vec![Bitset::empty(len); n_values];
         if n_values > 64 {
             for (r, &c) in column.iter().enumerate() {
-                sets[c as usize].insert(r);
+                sets[c.into() as usize].insert(r);
             }
             return sets;
         }
@@ -93,6 +93,7 @@ impl Bitset {
         let mut block = [[0u64; 64]; 4];
         for (wi, chunk) in column.chunks(WORD_BITS).enumerate() {
             for (i, &c) in chunk.iter().enumerate() {
+                let c: u32 = c.into();
                 debug_assert!((c as usize) < n_values);
                 block[i & 3][c as usize & 63] |= 1u64 << i;
             }

@@ -14,6 +14,116 @@ use crate::data::bitset::Bitset;
 use crate::data_err;
 use crate::error::Result;
 
+/// Column-major codes (`codes[f * n_rows + r]`), one byte a cell when every feature has at most
+/// 256 values: binarised numeric columns make tables of 10^8 cells, and four bytes a cell
+/// then cost gigabytes and seconds to copy.
+#[derive(Debug, Clone)]
+pub enum Codes {
+    /// One byte a cell.
+    Narrow(Vec<u8>),
+    /// Four bytes a cell.
+    Wide(Vec<u32>),
+}
+
+impl From<Vec<u8>> for Codes {
+    fn from(codes: Vec<u8>) -> Self {
+        Codes::Narrow(codes)
+    }
+}
+
+impl From<Vec<u32>> for Codes {
+    fn from(codes: Vec<u32>) -> Self {
+        Codes::Wide(codes)
+    }
+}
+
+impl Codes {
+    fn len(&self) -> usize {
+        match self {
+            Codes::Narrow(c) => c.len(),
+            Codes::Wide(c) => c.len(),
+        }
+    }
+
+    /// The `len` codes from `start`.
+    fn slice(&self, start: usize, len: usize) -> Column<'_> {
+        match self {
+            Codes::Narrow(c) => Column::Narrow(&c[start..start + len]),
+            Codes::Wide(c) => Column::Wide(&c[start..start + len]),
+        }
+    }
+}
+
+/// The codes of one feature, for every row.
+#[derive(Debug, Clone, Copy)]
+pub enum Column<'a> {
+    /// One byte a row.
+    Narrow(&'a [u8]),
+    /// Four bytes a row.
+    Wide(&'a [u32]),
+}
+
+impl<'a> Column<'a> {
+    /// Number of rows.
+    pub fn len(self) -> usize {
+        match self {
+            Column::Narrow(c) => c.len(),
+            Column::Wide(c) => c.len(),
+        }
+    }
+
+    /// Whether there are no rows (a table always has some).
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The code of row `r`.
+    pub fn get(self, r: usize) -> u32 {
+        match self {
+            Column::Narrow(c) => u32::from(c[r]),
+            Column::Wide(c) => c[r],
+        }
+    }
+
+    /// The codes in row order. (Loops over many rows go through [`Column::for_each`], which
+    /// chooses the width once.)
+    pub fn iter(self) -> impl Iterator<Item = u32> + 'a {
+        let (narrow, wide): (&[u8], &[u32]) = match self {
+            Column::Narrow(c) => (c, &[]),
+            Column::Wide(c) => (&[], c),
+        };
+        narrow
+            .iter()
+            .map(|&c| u32::from(c))
+            .chain(wide.iter().copied())
+    }
+
+    /// Calls `f(row, code)` for every row in order, with the width chosen once for the loop.
+    #[inline]
+    pub fn for_each(self, mut f: impl FnMut(usize, u32)) {
+        match self {
+            Column::Narrow(c) => c.iter().enumerate().for_each(|(r, &v)| f(r, u32::from(v))),
+            Column::Wide(c) => c.iter().enumerate().for_each(|(r, &v)| f(r, v)),
+        }
+    }
+
+    /// The bitsets of the rows holding each value `0..n_values` (see [`Bitset::partition`]).
+    fn partition(self, n_values: usize) -> Vec<Bitset> {
+        match self {
+            Column::Narrow(c) => Bitset::partition(c, n_values),
+            Column::Wide(c) => Bitset::partition(c, n_values),
+        }
+    }
+
+    /// The largest code (0 for no rows), in a pass that vectorises.
+    fn largest(self) -> u32 {
+        match self {
+            Column::Narrow(c) => u32::from(c.iter().fold(0, |m, &v| m.max(v))),
+            Column::Wide(c) => c.iter().fold(0, |m, &v| m.max(v)),
+        }
+    }
+}
+
 /// The checked codes, labels and weights of a dataset, without its bitsets: what a solver that
 /// reorders the rows (Branches) starts from, so that the bitsets are built once, in its order.
 #[derive(Debug, Clone)]
@@ -22,8 +132,7 @@ pub struct Table {
     n_classes: usize,
     n_values: Vec<usize>,
     labels: Vec<u32>,
-    /// Column-major codes: `codes[f * n_rows + r]`.
-    codes: Vec<u32>,
+    codes: Codes,
     weights: Option<Vec<f64>>,
 }
 
@@ -34,18 +143,18 @@ impl Table {
     /// `n_values`, when given, fixes the number of categories per feature (codes must be below
     /// it); otherwise it is `max code + 1`. `n_classes`, when given, must exceed every label.
     pub fn new(
-        codes: Vec<u32>,
+        codes: impl Into<Codes>,
         n_features: usize,
         labels: Vec<u32>,
         n_values: Option<&[usize]>,
         n_classes: Option<usize>,
         weights: Option<Vec<f64>>,
     ) -> Result<Self> {
+        let codes: Codes = codes.into();
         let n_rows = labels.len();
         check_shape(codes.len(), n_rows, n_features)?;
-        let column = |f: usize| &codes[f * n_rows..(f + 1) * n_rows];
-        // The largest code of each column, in a pass that vectorises.
-        let largest = |f: usize| column(f).iter().fold(0, |m, &c| m.max(c)) as usize;
+        let column = |f: usize| codes.slice(f * n_rows, n_rows);
+        let largest = |f: usize| column(f).largest() as usize;
         let n_values: Vec<usize> = match n_values {
             Some(v) if v.len() != n_features => {
                 return data_err!(
@@ -57,9 +166,9 @@ impl Table {
             Some(v) => {
                 for (f, &nv) in v.iter().enumerate() {
                     if largest(f) >= nv {
-                        let r = column(f).iter().position(|&c| c as usize >= nv);
+                        let r = column(f).iter().position(|c| c as usize >= nv);
                         let r = r.unwrap_or(0);
-                        let c = column(f)[r];
+                        let c = column(f).get(r);
                         return data_err!(
                             "feature {f} has code {c} at row {r}; codes must be in 0..{nv}"
                         );
@@ -112,33 +221,21 @@ impl Table {
         Table::new(columns, n_features, labels, n_values, n_classes, weights)
     }
 
-    /// The same table with its rows reordered: row `i` of the result is row `order[i]` of this
-    /// one (labels and weights follow). `order` must be a permutation of `0..n_rows`.
-    pub fn with_rows_in_order(&self, order: &[usize]) -> Result<Table> {
-        let n = self.n_rows;
-        let mut seen = Bitset::empty(n);
-        for &r in order {
-            if r >= n || seen.contains(r) {
-                return data_err!("a row order must be a permutation of 0..{n}");
-            }
-            seen.insert(r);
+    /// The table with its rows reordered in place: row `i` of the result is row `order[i]` of
+    /// this one (labels and weights follow). `order` must be a permutation of `0..n_rows`.
+    /// One column of scratch, not a second copy of the codes (binarised numeric columns make
+    /// them gigabytes).
+    pub fn into_rows_in_order(mut self, order: &[usize]) -> Result<Table> {
+        check_permutation(order, self.n_rows)?;
+        match &mut self.codes {
+            Codes::Narrow(codes) => permute_columns(codes, order),
+            Codes::Wide(codes) => permute_columns(codes, order),
         }
-        if order.len() != n {
-            return data_err!("a row order of {} entries for {n} rows", order.len());
+        self.labels = order.iter().map(|&r| self.labels[r]).collect();
+        if let Some(w) = &mut self.weights {
+            *w = order.iter().map(|&r| w[r]).collect();
         }
-        // The codes already satisfy every invariant; only their order changes.
-        let mut codes = Vec::with_capacity(self.codes.len());
-        for column in self.codes.chunks_exact(n) {
-            codes.extend(order.iter().map(|&r| column[r]));
-        }
-        Ok(Table {
-            n_rows: n,
-            n_classes: self.n_classes,
-            n_values: self.n_values.clone(),
-            labels: order.iter().map(|&r| self.labels[r]).collect(),
-            codes,
-            weights: (self.weights.as_ref()).map(|w| order.iter().map(|&r| w[r]).collect()),
-        })
+        Ok(self)
     }
 
     /// Number of rows.
@@ -162,12 +259,23 @@ impl Table {
         &self.labels
     }
     /// The codes of feature `f` for all rows.
-    pub fn column(&self, f: usize) -> &[u32] {
-        &self.codes[f * self.n_rows..(f + 1) * self.n_rows]
+    pub fn column(&self, f: usize) -> Column<'_> {
+        self.codes.slice(f * self.n_rows, self.n_rows)
     }
     /// Sample weights, if any (None means every row weighs 1).
     pub fn weights(&self) -> Option<&[f64]> {
         self.weights.as_deref()
+    }
+}
+
+/// Each `order.len()`-row column of `codes` reordered in place (row `i` becomes row
+/// `order[i]`), through one column of scratch.
+fn permute_columns<T: Copy>(codes: &mut [T], order: &[usize]) {
+    let mut scratch = Vec::with_capacity(order.len());
+    for column in codes.chunks_exact_mut(order.len()) {
+        scratch.clear();
+        scratch.extend(order.iter().map(|&r| column[r]));
+        column.copy_from_slice(&scratch);
     }
 }
 
@@ -202,7 +310,7 @@ impl Dataset {
         let mut value_rows = Vec::with_capacity(table.n_values.iter().sum());
         for (f, &nv) in table.n_values.iter().enumerate() {
             value_offset.push(value_rows.len());
-            value_rows.extend(Bitset::partition(table.column(f), nv));
+            value_rows.extend(table.column(f).partition(nv));
         }
         value_offset.push(value_rows.len());
         let class_rows = Bitset::partition(&table.labels, table.n_classes);
@@ -242,10 +350,10 @@ impl Dataset {
     }
     /// Code of row `r` in feature `f`.
     pub fn code(&self, r: usize, f: usize) -> u32 {
-        self.table.codes[f * self.table.n_rows + r]
+        self.table.column(f).get(r)
     }
     /// The codes of feature `f` for all rows.
-    pub fn column(&self, f: usize) -> &[u32] {
+    pub fn column(&self, f: usize) -> Column<'_> {
         self.table.column(f)
     }
     /// Sample weights, if any (None means every row weighs 1).
@@ -307,24 +415,24 @@ impl Dataset {
         let col = self.column(f);
         for r in subset.iter() {
             let w = self.table.weights.as_ref().map_or(1.0, |w| w[r]);
-            out[col[r] as usize][self.table.labels[r] as usize] += w;
+            out[col.get(r) as usize][self.table.labels[r] as usize] += w;
         }
         out
     }
 }
 
-/// Column-major `u32` codes of a row-major matrix of `n_features` columns, each cell converted
-/// by `code`; the position `(row, feature)` of the first cell it refuses.
-pub fn column_major_codes<T>(
+/// Column-major codes of a row-major matrix of `n_features` columns, each cell converted by
+/// `code`; the position `(row, feature)` of the first cell it refuses.
+pub fn column_major_codes<T, C: Copy + Default>(
     cells: &[T],
     n_features: usize,
-    code: impl Fn(&T) -> Option<u32>,
-) -> std::result::Result<Vec<u32>, (usize, usize)> {
+    code: impl Fn(&T) -> Option<C>,
+) -> std::result::Result<Vec<C>, (usize, usize)> {
     // Transposed in square tiles: cell by cell, every write jumps a whole column ahead, and a
     // 3,000 x 30,000 matrix of binarised thresholds took a second.
     const TILE: usize = 64;
     let n_rows = cells.len() / n_features.max(1);
-    let mut columns = vec![0u32; n_rows * n_features];
+    let mut columns = vec![C::default(); n_rows * n_features];
     for r0 in (0..n_rows).step_by(TILE) {
         for f0 in (0..n_features).step_by(TILE) {
             for f in f0..(f0 + TILE).min(n_features) {
@@ -341,14 +449,53 @@ pub fn column_major_codes<T>(
     Ok(columns)
 }
 
+/// Column-major codes of a matrix already held column by column (`cells[f * n_rows + r]`, as
+/// numpy's Fortran order): a converting copy, no transpose. On a refused cell, its position
+/// `(row, feature)`, the first in row-major order as [`column_major_codes`] reports it.
+pub fn codes_of_columns<T, C>(
+    cells: &[T],
+    n_rows: usize,
+    code: impl Fn(&T) -> Option<C>,
+) -> std::result::Result<Vec<C>, (usize, usize)> {
+    let mut columns = Vec::with_capacity(cells.len());
+    for cell in cells {
+        match code(cell) {
+            Some(c) => columns.push(c),
+            None => {
+                let n_features = cells.len() / n_rows.max(1);
+                let refused = |r: usize, f: usize| code(&cells[f * n_rows + r]).is_none();
+                let first = (0..n_rows)
+                    .flat_map(|r| (0..n_features).map(move |f| (r, f)))
+                    .find(|&(r, f)| refused(r, f));
+                return Err(first.unwrap_or((0, 0)));
+            }
+        }
+    }
+    Ok(columns)
+}
+
 /// The first cell, in row-major order, that `code` refuses (one exists).
-fn first_refused<T>(
+fn first_refused<T, C>(
     cells: &[T],
     n_features: usize,
-    code: &impl Fn(&T) -> Option<u32>,
+    code: &impl Fn(&T) -> Option<C>,
 ) -> (usize, usize) {
     let i = cells.iter().position(|c| code(c).is_none()).unwrap_or(0);
     (i / n_features.max(1), i % n_features.max(1))
+}
+
+fn check_permutation(order: &[usize], n: usize) -> Result<()> {
+    let mut seen = Bitset::empty(n);
+    for &r in order {
+        if r >= n || seen.contains(r) {
+            return data_err!("a row order must be a permutation of 0..{n}");
+        }
+        seen.insert(r);
+    }
+    if order.len() != n {
+        return data_err!("a row order of {} entries for {n} rows", order.len());
+    }
+    Ok(())
 }
 
 fn check_shape(n_cells: usize, n_rows: usize, n_features: usize) -> Result<()> {
@@ -437,7 +584,7 @@ mod tests {
         assert_eq!(a.labels(), b.labels());
         assert_eq!(a.weights(), b.weights());
         for f in 0..a.n_features() {
-            assert_eq!(a.column(f), b.column(f));
+            assert!(a.column(f).iter().eq(b.column(f).iter()), "feature {f}");
             for v in 0..a.n_values(f) {
                 assert_eq!(
                     a.rows_with(f, v),
@@ -464,6 +611,10 @@ mod tests {
                     assert_eq!(columns[f * n_rows + r] as i64, cells[r * n_features + f]);
                 }
             }
+            // The same matrix held column by column converts to the same codes.
+            let by_column: Vec<i64> = columns.iter().map(|&c| i64::from(c)).collect();
+            let widened = codes_of_columns(&by_column, n_rows, |&c| u32::try_from(c).ok());
+            assert_eq!(widened.as_ref(), Ok(&columns));
             if n_rows * n_features > 2 {
                 // Two bad cells: the one first in row-major order is named, whatever the tiles.
                 let mut bad = cells.clone();
@@ -471,9 +622,18 @@ mod tests {
                 bad[late] = -1;
                 bad[early.min(late)] = -2;
                 let first = early.min(late);
+                let named = Err((first / n_features, first % n_features));
                 assert_eq!(
                     column_major_codes(&bad, n_features, |&c| u32::try_from(c).ok()),
-                    Err((first / n_features, first % n_features))
+                    named
+                );
+                let mut bad_by_column = by_column.clone();
+                for (i, &cell) in bad.iter().enumerate().filter(|(_, &c)| c < 0) {
+                    bad_by_column[(i % n_features) * n_rows + i / n_features] = cell;
+                }
+                assert_eq!(
+                    codes_of_columns(&bad_by_column, n_rows, |&c| u32::try_from(c).ok()),
+                    named
                 );
             }
         }
@@ -489,7 +649,10 @@ mod tests {
         let weights: Vec<f64> = (0..n).map(|r| f64::from(r % 5)).collect();
         let data = Dataset::new(&codes, 3, &labels, None, None, Some(weights.clone())).unwrap();
         let columns = column_major_codes(&codes, 3, |&c| Some(c)).unwrap();
-        assert_eq!(&columns[..n as usize], data.column(0));
+        assert!(data
+            .column(0)
+            .iter()
+            .eq(columns[..n as usize].iter().copied()));
         let from_columns = Table::new(
             columns,
             3,
@@ -501,13 +664,36 @@ mod tests {
         assert_same(&data, &Dataset::from_table(from_columns.unwrap()));
         // Reversed rows: the same as building from the reversed input.
         let order: Vec<usize> = (0..n as usize).rev().collect();
-        let reordered = Dataset::from_table(data.table().with_rows_in_order(&order).unwrap());
+        let reordered =
+            Dataset::from_table(data.table().clone().into_rows_in_order(&order).unwrap());
         let rev_codes: Vec<u32> = order.iter().flat_map(|&r| rows[r]).collect();
         let rev_labels: Vec<u32> = order.iter().map(|&r| labels[r]).collect();
         let rev_weights: Vec<f64> = order.iter().map(|&r| weights[r]).collect();
         let rebuilt = Dataset::new(&rev_codes, 3, &rev_labels, None, None, Some(rev_weights));
         assert_same(&reordered, &rebuilt.unwrap());
-        assert!(data.table().with_rows_in_order(&[0, 0]).is_err());
+        assert!(data.table().clone().into_rows_in_order(&[0, 0]).is_err());
+        // One-byte codes: the same dataset, reordered the same way.
+        let narrow: Vec<u8> = columns_of(&data).iter().map(|&c| c as u8).collect();
+        let narrow = Table::new(narrow, 3, labels.clone(), None, None, Some(weights.clone()));
+        let narrow = narrow.unwrap();
+        assert!(matches!(narrow.column(1), Column::Narrow(_)));
+        assert_same(&data, &Dataset::from_table(narrow.clone()));
+        let narrow_reordered = Dataset::from_table(narrow.into_rows_in_order(&order).unwrap());
+        assert_same(&reordered, &narrow_reordered);
+        // A code past the declared number of values is named, whatever the width.
+        let e = Table::new(vec![0u8, 1, 7], 1, vec![0, 1, 0], Some(&[3]), None, None);
+        let message = e.unwrap_err().to_string();
+        assert!(
+            message.contains("feature 0 has code 7 at row 2"),
+            "{message}"
+        );
+    }
+
+    /// Every column's codes, column after column.
+    fn columns_of(data: &Dataset) -> Vec<u32> {
+        (0..data.n_features())
+            .flat_map(|f| data.column(f).iter())
+            .collect()
     }
 
     fn instance() -> impl Strategy<Value = (usize, usize, Vec<u32>, Vec<u32>, Vec<f64>)> {

@@ -144,7 +144,7 @@ fn search_with<S: score::Score>(
         let order = row_order::clustered(&data);
         let weights = weights.map(|w| order.iter().map(|&r| w[r]).collect());
         (
-            Dataset::from_table(data.with_rows_in_order(&order)?),
+            Dataset::from_table(data.into_rows_in_order(&order)?),
             weights,
         )
     } else {

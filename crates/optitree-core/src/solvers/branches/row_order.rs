@@ -72,9 +72,8 @@ impl Key for u128 {
 fn packed_keys<K: Key>(data: &Table, packed: &[(usize, u32)]) -> Vec<K> {
     let mut keys = vec![K::default(); data.n_rows()];
     for &(f, width) in packed {
-        for (key, &code) in keys.iter_mut().zip(data.column(f)) {
-            *key = key.push(width, code);
-        }
+        data.column(f)
+            .for_each(|r, code| keys[r] = keys[r].push(width, code));
     }
     keys
 }
@@ -141,7 +140,7 @@ fn one_split_correct(data: &Table, f: usize, stride: usize) -> u64 {
     let n = column.len();
     for start in (0..n).step_by(SAMPLE_BLOCK * stride) {
         for r in start..(start + SAMPLE_BLOCK).min(n) {
-            counts[(r & 3) * cells + column[r] as usize * k + labels[r] as usize] += 1;
+            counts[(r & 3) * cells + column.get(r) as usize * k + labels[r] as usize] += 1;
         }
     }
     (0..data.n_values(f))
@@ -187,7 +186,7 @@ mod tests {
             .collect();
         let data = Table::from_row_major(&codes, 3, &labels, None, None, None).unwrap();
         let order = clustered(&data);
-        let first: Vec<u32> = order.iter().map(|&r| data.column(2)[r]).collect();
+        let first: Vec<u32> = order.iter().map(|&r| data.column(2).get(r)).collect();
         assert!(
             first.windows(2).all(|w| w[0] <= w[1]),
             "sorted by feature 2"

@@ -162,14 +162,14 @@ pub fn largest_group(data: &Dataset) -> u64 {
         slot.clear();
         slot.resize(n_groups * k, u32::MAX);
         let mut next = 0u32;
-        for (g, &code) in group.iter_mut().zip(data.column(f)) {
-            let s = &mut slot[*g as usize * k + code as usize];
+        data.column(f).for_each(|r, code| {
+            let s = &mut slot[group[r] as usize * k + code as usize];
             if *s == u32::MAX {
                 *s = next;
                 next += 1;
             }
-            *g = *s;
-        }
+            group[r] = *s;
+        });
         n_groups = next as usize;
     }
     let mut sizes = vec![0u64; n_groups];
