@@ -1287,3 +1287,40 @@ def test_a_tree_without_features_predicts_every_row():
 @parametrize_with_checks([MAPTreeClassifier(max_expansions=2_000)])
 def test_scikit_learn_conventions(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_evaluator_gives_the_same_posterior_whatever_the_matrix_order(seed):
+    """The estimator hands its evaluator binary features held column by column (numeric data),
+    which it reads by packed bits instead of gathering rows: the same value, to the last bit,
+    as on the same matrix held row by row, and -inf alike for a split that divides nothing."""
+    from optitree.maptree import tree_log_posterior
+
+    rng = np.random.default_rng(seed)
+    n = 203 + seed  # rows not a multiple of 8: the packed bits' padding stays out
+    X = (rng.random((n, 9)) < rng.uniform(0.05, 0.6, size=9)).astype(np.uint8)
+    X[:, 4] = X[:, 3]  # a twin: splitting one below the other divides nothing
+    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(n) < 0.1)).astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotProvenOptimalWarning)
+        clf = MAPTreeClassifier(max_expansions=50).fit(X, y)
+    assert clf.tree_.node_count > 1
+    rho = [2.5, 2.5]
+    row_major = tree_log_posterior(clf.tree_, np.ascontiguousarray(X), y, 0.95, 0.5, rho)
+    column_major = tree_log_posterior(clf.tree_, np.asfortranarray(X), y, 0.95, 0.5, rho)
+    assert row_major == column_major == clf.log_posterior_
+    # Under a split on feature 3, feature 4 is constant: the tree is impossible either way.
+    children = np.array([1, 2, 3, 4], dtype=np.int64)
+    leaf = [0, 0]
+    impossible = Tree(
+        kind=[1, 1, 0, 0, 0],
+        feature=[3, 4, -1, -1, -1],
+        threshold=[np.nan] * 5,
+        children_ptr=[0, 2, 4, 4, 4, 4],
+        children=children,
+        value=[leaf] * 5,
+        n_features=9,
+        categories=[["no", "yes"]] * 9,
+    )
+    for order in (np.ascontiguousarray, np.asfortranarray):
+        assert tree_log_posterior(impossible, order(X), y, 0.95, 0.5, rho) == -math.inf

@@ -88,6 +88,21 @@ impl Bitset {
             }
             return sets;
         }
+        if n_values == 2 {
+            // A binary column (every binarised threshold): the `= 0` word is the complement of
+            // the `= 1` word within the rows.
+            for (wi, chunk) in column.chunks(WORD_BITS).enumerate() {
+                let ones = chunk.iter().enumerate().fold(0u64, |w, (i, &c)| {
+                    let c: u32 = c.into();
+                    debug_assert!(c < 2);
+                    w | (u64::from(c & 1) << i)
+                });
+                let rows = u64::MAX >> (WORD_BITS - chunk.len());
+                sets[0].words[wi] = !ones & rows;
+                sets[1].words[wi] = ones;
+            }
+            return sets;
+        }
         // Four accumulators, rows taking turns: consecutive rows often share a value, and
         // with one accumulator each update would wait for the previous one's store.
         let mut block = [[0u64; 64]; 4];
@@ -104,6 +119,34 @@ impl Bitset {
             }
         }
         sets
+    }
+
+    /// [`Bitset::partition`] of a column of 0/1 bytes (every binarised threshold): eight codes
+    /// go into eight bits by one multiplication, and the `= 0` set is the complement of the
+    /// `= 1` set within the rows.
+    pub fn partition_binary_bytes(column: &[u8]) -> Vec<Bitset> {
+        // Byte i of `x` (0 or 1) times this lands at bit 56 + i, with no carries.
+        const GATHER: u64 = 0x0102_0408_1020_4080;
+        let len = column.len();
+        let (mut zeros, mut ones) = (Bitset::empty(len), Bitset::empty(len));
+        for (wi, chunk) in column.chunks(WORD_BITS).enumerate() {
+            let mut bytes = chunk.chunks_exact(8);
+            let mut word = 0u64;
+            for (k, eight) in (&mut bytes).enumerate() {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(eight);
+                let x = u64::from_le_bytes(x) & 0x0101_0101_0101_0101;
+                word |= (x.wrapping_mul(GATHER) >> 56) << (8 * k);
+            }
+            let done = chunk.len() - bytes.remainder().len();
+            for (i, &c) in bytes.remainder().iter().enumerate() {
+                word |= u64::from(c & 1) << (done + i);
+            }
+            debug_assert!(chunk.iter().all(|&c| c < 2));
+            ones.words[wi] = word;
+            zeros.words[wi] = !word & (u64::MAX >> (WORD_BITS - chunk.len()));
+        }
+        vec![zeros, ones]
     }
 
     /// Number of rows the set ranges over (not the number of members).
@@ -290,12 +333,16 @@ mod tests {
 
     #[test]
     fn partition_puts_each_row_in_its_value_set() {
-        // Both ways of building (a word per value up to 64 values, row by row beyond), and
-        // lengths on and off word boundaries.
+        // Every way of building (binary, a word per value up to 64 values, row by row beyond),
+        // and lengths on and off word boundaries, from four- and one-byte codes.
         for (len, n_values) in [
             (0, 3),
             (1, 1),
+            (1, 2),
             (63, 2),
+            (128, 2),
+            (200, 2),
+            (71, 2),
             (64, 5),
             (200, 64),
             (130, 65),
@@ -304,6 +351,13 @@ mod tests {
             let column: Vec<u32> = (0..len).map(|r| (r * r * 7 + 3) % n_values).collect();
             let sets = Bitset::partition(&column, n_values as usize);
             assert_eq!(sets.len(), n_values as usize);
+            if n_values <= 256 {
+                let bytes: Vec<u8> = column.iter().map(|&c| c as u8).collect();
+                assert_eq!(Bitset::partition(&bytes, n_values as usize), sets);
+                if n_values == 2 {
+                    assert_eq!(Bitset::partition_binary_bytes(&bytes), sets);
+                }
+            }
             for (v, set) in sets.iter().enumerate() {
                 let expected = (0..len as usize).filter(|&r| column[r] as usize == v);
                 assert_eq!(
