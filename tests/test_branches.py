@@ -36,7 +36,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optitree import BranchesClassifier, NotProvenOptimalWarning, StumpClassifier
-from optitree.datasets import load_branches_encoding, load_monks
+from optitree.datasets import load_branches_encoding, load_cp4im, load_monks
 from optitree.exceptions import DataError, InvalidParameterError
 from optitree.preprocessing import OneHotEncoder
 from optitree.tree import CATEGORY, LEAF, THRESHOLD
@@ -1178,6 +1178,20 @@ def test_wide_numeric_data_returns_at_its_time_limit():
     assert clf.lower_bound_ <= clf.upper_bound_
     assert abs(clf.objective_ - clf.lower_bound_) <= TOL
     assert abs(clf.objective_ - (clf.score(X, y) - 0.01 * clf.get_n_splits())) <= TOL
+
+
+@pytest.mark.parametrize("limit", [3_000_000, 13_000_000, 30_000_000])
+@pytest.mark.parametrize(("name", "penalty"), [("mushroom", 0.0005), ("tic-tac-toe", 0.001)])
+def test_the_search_never_holds_more_than_its_memory_limit(name, penalty, limit):
+    """Checked before each expansion with what it may add (new chunks of nodes are megabytes:
+    counted only once made, they took searches 5-15% past their limit)."""
+    X, y = load_cp4im(name, return_X_y=True)
+    with pytest.warns(NotProvenOptimalWarning, match="memory_limit"):
+        clf = BranchesClassifier(penalty=penalty, memory_limit=limit).fit(X, y)
+    assert clf.status_ == "memory_limit"
+    assert limit / 2 < clf.statistics_["peak_memory_bytes"] <= limit
+    assert clf.lower_bound_ <= clf.upper_bound_
+    assert abs(clf.objective_ - clf.lower_bound_) <= TOL
 
 
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():

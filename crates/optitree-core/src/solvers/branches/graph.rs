@@ -243,7 +243,7 @@ pub struct Graph<'d, S: Score> {
     /// The nodes' bounds, by node id (see [`Bounds`]).
     pub bounds: Arena<Bounds<S>>,
     /// What expanded nodes keep (see [`Expansion`]).
-    expansions: Vec<Expansion>,
+    expansions: Arena<Expansion>,
     /// Node ids by the hash of their key (8 bytes a node; matches are checked exactly).
     memo: TaggedIds,
     /// The root's candidate features: one per group of columns that partition the rows alike.
@@ -444,7 +444,7 @@ impl<'d, S: Score> Graph<'d, S> {
             limits,
             nodes: Arena::new(),
             bounds: Arena::new(),
-            expansions: Vec::new(),
+            expansions: Arena::new(),
             memo: TaggedIds::default(),
             root_features,
             arity,
@@ -481,17 +481,39 @@ impl<'d, S: Score> Graph<'d, S> {
         cells / (self.data.n_classes() + 1)
     }
 
-    /// All the bytes the search holds: row sets and split records, the node arena's chunks,
-    /// the list of expansions at its allocated capacity (growth by doubling reserves up to twice
-    /// what is in use, and that memory is as real to the machine as the rest) and the memo,
-    /// with the peak of its growth when the next expansion may cause one.
+    /// The most bytes the search may hold by the end of the next expansion, which the memory
+    /// limit is checked against: [`Graph::held_bytes`] with everything an expansion may add
+    /// (a node and its bounds per value of every feature, the expanded node's rows, split
+    /// records and count table) and the peaks of the growths it may cause (the memo's table,
+    /// the arenas' chunks, the table cache's lists). New chunks of nodes are megabytes: counted
+    /// only once they were made, they took searches 5-15% past their limit.
     pub fn memory(&self) -> usize {
+        let new_nodes = self.most_new_nodes();
+        let n_features = self.data.n_features();
+        let rows = self.data.n_rows().div_ceil(64) * 8 + 16;
+        // Split records: a feature and a start per split, a slot per child; the feature set.
+        let records = 4 * (2 * n_features + new_nodes) + 4 * n_features + 32;
+        let table = self.offsets.last().copied().unwrap_or(0);
+        self.bytes
+            + rows
+            + records
+            + self.scratch.tables.peak_bytes_within_put(table)
+            + self.nodes.peak_bytes_within(new_nodes)
+            + self.bounds.peak_bytes_within(new_nodes)
+            + self.expansions.peak_bytes_within(1)
+            + self.memo.peak_bytes_within(new_nodes)
+    }
+
+    /// All the bytes the search holds now: row sets and split records, the arenas' chunks,
+    /// the count tables and the memo. At most the [`Graph::memory`] of the check before the
+    /// expansion that made it.
+    pub fn held_bytes(&self) -> usize {
         self.bytes
             + self.scratch.tables.bytes()
-            + self.nodes.bytes()
-            + self.bounds.bytes()
-            + self.expansions.capacity() * std::mem::size_of::<Expansion>()
-            + self.memo.peak_bytes_within(self.most_new_nodes())
+            + self.nodes.reserved_bytes()
+            + self.bounds.reserved_bytes()
+            + self.expansions.reserved_bytes()
+            + self.memo.bytes()
     }
 
     /// Hands the nodes and the memo to a thread that frees them: a search stopped by its time

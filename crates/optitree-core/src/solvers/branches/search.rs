@@ -176,7 +176,7 @@ pub fn run<S: Score>(
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<BranchesSolution>> {
     let root = g.add_root();
-    let mut peak_bytes = g.memory();
+    let mut peak_bytes = g.held_bytes();
     // The nodes above the one expanded, each with the bounds it last saw of its child on the path.
     let mut path: Vec<(NodeId, Bounds<S>)> = Vec::new();
     let mut status = Status::Optimal;
@@ -202,7 +202,7 @@ pub fn run<S: Score>(
         if watch.greedy_due(g) {
             watch.greedy_pending = false;
             watch.expansions = grow_greedy_tree(g, root, budget, watch.expansions);
-            peak_bytes = peak_bytes.max(g.memory());
+            peak_bytes = peak_bytes.max(g.held_bytes());
             continue;
         }
         watch.passes += 1;
@@ -220,7 +220,7 @@ pub fn run<S: Score>(
             g.expand(id);
             watch.expansions += 1;
             g.refresh(id);
-            peak_bytes = peak_bytes.max(g.memory());
+            peak_bytes = peak_bytes.max(g.held_bytes());
         }
         // Climb back, refreshing a node only when its child on the path changed since the node
         // last looked: its other children changed only if another parent's look-ahead
@@ -279,7 +279,7 @@ fn snapshot<S: Score>(
         lower_bound: g.scale.objective_bound(r.lb),
         upper_bound: g.scale.objective_bound(r.ub),
         cached: g.nodes.len() as u64,
-        memory_bytes: g.memory() as u64,
+        memory_bytes: g.held_bytes() as u64,
         seconds: budget.elapsed(),
         phase: "",
     }

@@ -72,6 +72,21 @@ impl TableCache {
         evicted
     }
 
+    /// At least the most bytes held while one more table of `len` cells is put: the table,
+    /// and the growth of the entry list and of the index when they are full (old and new
+    /// buffers alive together).
+    pub fn peak_bytes_within_put(&self, len: usize) -> usize {
+        let mut extra = len * 8;
+        if self.entries.len() == self.entries.capacity() {
+            extra += 2 * self.entries.capacity().max(4) * std::mem::size_of::<Entry>();
+        }
+        if self.index.len() == self.index.capacity() {
+            let grown = 2 * self.index.capacity().max(4);
+            extra += grown * (std::mem::size_of::<(NodeId, usize)>() + 1) * 8 / 7;
+        }
+        self.bytes() + extra
+    }
+
     /// Bytes held by the tables.
     pub fn bytes(&self) -> usize {
         self.table_bytes

@@ -16,6 +16,10 @@
 use crate::data::{Bitset, Dataset};
 use crate::search::{prefetch, Arena, TaggedIds};
 
+/// Heap bytes of an expansion's run list: one small block, four runs plus the allocator's
+/// header.
+const RUNS: usize = 48;
+
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
 
@@ -405,13 +409,30 @@ impl<'a> Graph<'a> {
         })
     }
 
-    /// Bytes held by the graph, counting the cache at the peak of a growth (its old and new
-    /// tables alive together) when the next expansion may cause one: the memory limit must hold
-    /// through that peak too. An expansion adds at most two nodes per feature.
+    /// The most bytes the graph may hold by the end of the next expansion, which the memory
+    /// limit is checked against: the cache at the peak of a growth (its old and new tables
+    /// alive together) and the arenas with the chunks they would open, when that expansion
+    /// may cause them. An expansion adds at most two OR nodes, one AND node and a kept
+    /// divider (4 bytes) per feature, and one expansion record.
     pub fn memory(&self) -> usize {
-        let table = self.cache.peak_bytes_within(2 * self.data.n_features());
-        // A run list is one small heap block: four runs plus the allocator's header.
-        let records = self.expansions.bytes() + self.expansions.len() * 48;
-        self.or.bytes() + self.and.bytes() + records + self.divider_bytes + table
+        let f = self.data.n_features();
+        let records = self.expansions.peak_bytes_within(1) + (self.expansions.len() + 1) * RUNS;
+        self.or.peak_bytes_within(2 * f)
+            + self.and.peak_bytes_within(f)
+            + records
+            + self.divider_bytes
+            + 4 * f
+            + self.cache.peak_bytes_within(2 * f)
+    }
+
+    /// Bytes the graph holds now (what its statistics report): at most the [`Graph::memory`]
+    /// of the last check before the expansion that made it.
+    pub fn held_bytes(&self) -> usize {
+        let records = self.expansions.reserved_bytes() + self.expansions.len() * RUNS;
+        self.or.reserved_bytes()
+            + self.and.reserved_bytes()
+            + records
+            + self.divider_bytes
+            + self.cache.bytes()
     }
 }

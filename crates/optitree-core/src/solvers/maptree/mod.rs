@@ -124,7 +124,7 @@ pub fn solve(
     stats.set_count("reexpansions", search.reexpansions);
     stats.set_count("evaluated_splits", search.evaluated_splits);
     stats.set_count("merged_splits", search.merged_splits);
-    stats.set_count("memory_bytes", search.graph.memory() as u64);
+    stats.set_count("memory_bytes", search.graph.held_bytes() as u64);
     stats.set_real("seconds", budget.elapsed());
     Ok(Outcome {
         solution: MapTreeSolution {

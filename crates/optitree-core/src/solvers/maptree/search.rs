@@ -250,7 +250,7 @@ impl<'a> Search<'a> {
             lower_bound: lb,
             upper_bound: ub,
             cached: self.graph.or.len() as u64,
-            memory_bytes: self.graph.memory() as u64,
+            memory_bytes: self.graph.held_bytes() as u64,
             seconds,
             phase: "",
         });
