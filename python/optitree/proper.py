@@ -68,8 +68,9 @@ class ProperTreeClassifier(BaseTreeClassifier):
     time_limit : float or None, default=None
         Seconds; the best tree so far comes back with status ``time_limit``. Without a time limit
         a search whose worst case looks hopeless (over an hour) is refused before it starts. If
-        it passes while the candidate rules are generated, the best single split among the rules
-        made so far comes back.
+        it passes while the candidate rules are generated, a tree grown greedily from the rules
+        made so far comes back (of exactly ``n_splits`` splits with ``exactly=True`` if greedy
+        growth finds one, else a leaf).
     n_jobs : int, default=1
         Threads (``-1``: all cores). The result does not depend on it.
     verbose : int, default=0
@@ -103,7 +104,8 @@ class ProperTreeClassifier(BaseTreeClassifier):
         ``duplicate_rules``, ``combinations`` / ``combinations_pruned`` / ``sodt_calls``
         (combination engine) or ``candidates`` (distinct partitions) / ``subproblems`` /
         ``splits_evaluated`` (top-down engine), and ``seconds``. A solve stopped while
-        generating rules counts the rules made so far and ``stump_rules_scanned``.
+        generating rules counts the rules made so far and ``greedy_rules_scanned`` (rules tried
+        at the leaves of the greedy tree).
     classes_, n_features_in_, feature_names_in_
 
     Examples

@@ -326,9 +326,9 @@ pub fn solve(
     }
     let before_thinning = rule_set.len();
     if let Some(status) = stopped.or_else(|| budget.check(0, rule_set.heap_bytes())) {
-        // Stopped while generating: no search ran. A single split on any rule made so far is a
-        // proper tree (the root holds every defining row), so the best one found in a short
-        // scan comes back rather than a leaf; exactly-K trees of more splits get the leaf.
+        // Stopped while generating: no search ran. A tree grown greedily from the rules made so
+        // far, each used where its defining rows lie, is a proper tree, so it comes back in a
+        // short scan rather than a leaf (exactly K splits when `exactly` and the rules allow).
         let min_leaf = config.min_samples_leaf;
         let problem = Problem::new(&rule_set, labels, n_classes, config.objective, min_leaf);
         let mut stats = Stats::new();
@@ -336,14 +336,9 @@ pub fn solve(
         stats.set_count("duplicate_rules", rule_set.duplicates);
         stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
         stats.set_count("memory_bytes", rule_set.heap_bytes() as u64);
-        let no_split = config.max_depth == Some(0) || (config.exactly && config.n_splits > 1);
-        let (tree, scanned) = if no_split {
-            (RuleTree::Leaf, 0)
-        } else {
-            // Exactly one split must split, even when the leaf is better.
-            best_stump(&problem, STUMP_SCAN_WORDS, config.exactly)
-        };
-        stats.set_count("stump_rules_scanned", scanned);
+        let depth = config.max_depth.unwrap_or(u32::MAX);
+        let (tree, scanned) = greedy_tree(&problem, config, depth, GREEDY_SCAN_WORDS);
+        stats.set_count("greedy_rules_scanned", scanned);
         let root_leaf = problem.leaf_cost(&words::full(points.n_rows()));
         if tree == RuleTree::Leaf && root_leaf.is_infinite() {
             return infeasible(points, &problem, status, stats, budget);
@@ -418,47 +413,100 @@ pub fn solve(
     }
 }
 
-/// Word operations the scan for a stopped solve's best single split may take (tens of
-/// milliseconds: it runs after the time limit has passed).
-const STUMP_SCAN_WORDS: usize = 1 << 25;
+/// Word operations the greedy tree of a stopped solve may take (tens of milliseconds: it runs
+/// after the time limit has passed).
+const GREEDY_SCAN_WORDS: usize = 1 << 25;
 
-/// The best one-split tree over the first rules of the problem's set, scanning at most
-/// `max_words` words of row sets, and the number of rules scanned; a leaf unless a split beats
-/// it (ties go to the leaf, the tree of fewer splits), or unless `must_split` and some split is
-/// feasible.
-fn best_stump(problem: &Problem<'_>, max_words: usize, must_split: bool) -> (RuleTree, u64) {
+/// A tree grown greedily over the problem's rules, one split at a time, within `max_words`
+/// words of row-set work, and the number of (leaf, rule) pairs it scanned. Each step takes the
+/// split that lowers the cost most among the unused rules whose defining rows lie in the leaf
+/// (so the tree is proper) at a depth below `max_depth`; it stops at `n_splits` splits, or
+/// when no split lowers the cost (ties go to fewer splits), unless `exactly`, which takes the
+/// least costly feasible split each time. If `exactly` finds fewer than `n_splits`, the leaf
+/// comes back (no tree of that size was found).
+fn greedy_tree(
+    problem: &Problem<'_>,
+    config: &ProperConfig,
+    max_depth: u32,
+    max_words: usize,
+) -> (RuleTree, u64) {
+    struct Grown {
+        rows: Vec<u64>,
+        depth: u32,
+        split: Option<(usize, usize, usize)>, // (rule, left node, right node)
+    }
     let rules = problem.rules;
-    let all = words::full(rules.n_rows());
-    let mut totals = vec![0u64; problem.n_classes()];
-    problem.counts(&all, &mut totals);
-    let per_rule = (problem.n_words() * problem.n_classes()).max(1);
-    let scan = rules.len().min(max_words / per_rule);
-    let leaf = if must_split {
-        f64::INFINITY
-    } else {
-        problem.leaf_from_counts(&totals)
-    };
-    let mut best = (leaf, RuleTree::Leaf);
-    let (mut left, mut right) = (totals.clone(), totals.clone());
-    for r in 0..scan {
-        problem.counts(rules.plus(r), &mut left);
-        for ((rc, &t), &l) in right.iter_mut().zip(&totals).zip(&left) {
-            *rc = t - l;
+    let (k, exactly) = (config.n_splits, config.exactly);
+    let per_rule = (problem.n_words() * (problem.n_classes() + 1)).max(1);
+    // Each step scans every leaf (at most k + 1) against a prefix of the rules.
+    let scan = rules.len().min(max_words / (per_rule * k.max(1) * (k + 1)));
+    let mut nodes = vec![Grown {
+        rows: words::full(rules.n_rows()),
+        depth: 0,
+        split: None,
+    }];
+    let mut used = vec![false; scan];
+    let (mut left, mut right) = (
+        vec![0u64; problem.n_classes()],
+        vec![0u64; problem.n_classes()],
+    );
+    let mut totals = left.clone();
+    let mut side = vec![0u64; problem.n_words()];
+    let mut scanned = 0u64;
+    for _ in 0..k {
+        let mut best: Option<(f64, usize, usize)> = None; // (cost change, node, rule)
+        for (id, node) in nodes.iter().enumerate() {
+            if node.split.is_some() || node.depth >= max_depth {
+                continue;
+            }
+            problem.counts(&node.rows, &mut totals);
+            let before = problem.leaf_from_counts(&totals);
+            for r in (0..scan).filter(|&r| !used[r] && rules.available(r, &node.rows)) {
+                scanned += 1;
+                words::and_into(&node.rows, rules.plus(r), &mut side);
+                problem.counts(&side, &mut left);
+                for ((rc, &t), &l) in right.iter_mut().zip(&totals).zip(&left) {
+                    *rc = t - l;
+                }
+                let change =
+                    problem.leaf_from_counts(&left) + problem.leaf_from_counts(&right) - before;
+                let better = best.is_none_or(|(c, ..)| change < c);
+                if change.is_finite() && (exactly || change < 0.0) && better {
+                    best = Some((change, id, r));
+                }
+            }
         }
-        let cost = problem.leaf_from_counts(&left) + problem.leaf_from_counts(&right);
-        if cost < best.0 {
-            let leaf = || Box::new(RuleTree::Leaf);
-            best = (
-                cost,
-                RuleTree::Node {
-                    rule: r,
-                    left: leaf(),
-                    right: leaf(),
-                },
-            );
+        let Some((_, id, r)) = best else { break };
+        used[r] = true;
+        let (depth, n) = (nodes[id].depth + 1, nodes.len());
+        let mut plus = vec![0u64; problem.n_words()];
+        let mut minus = vec![0u64; problem.n_words()];
+        words::and_into(&nodes[id].rows, rules.plus(r), &mut plus);
+        words::and_not_into(&nodes[id].rows, rules.plus(r), &mut minus);
+        nodes[id].split = Some((r, n, n + 1));
+        for rows in [plus, minus] {
+            nodes.push(Grown {
+                rows,
+                depth,
+                split: None,
+            });
         }
     }
-    (best.1, scan as u64)
+    fn build(nodes: &[Grown], id: usize) -> RuleTree {
+        match nodes[id].split {
+            None => RuleTree::Leaf,
+            Some((rule, l, r)) => RuleTree::Node {
+                rule,
+                left: Box::new(build(nodes, l)),
+                right: Box::new(build(nodes, r)),
+            },
+        }
+    }
+    let tree = build(&nodes, 0);
+    if exactly && tree.n_splits() < k {
+        return (RuleTree::Leaf, scanned);
+    }
+    (tree, scanned)
 }
 
 /// The outcome for a found tree: re-routes the rows, builds the tree and checks its cost.
