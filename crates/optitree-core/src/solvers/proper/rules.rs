@@ -129,6 +129,10 @@ pub struct RuleSet {
     pub duplicates: u64,
     /// When set, only the first rule of each partition of the rows is kept (see [`generate`]).
     partitions: Option<Partitions>,
+    /// Most heap bytes the set may reach, its growths included (the memory limit).
+    byte_cap: Option<usize>,
+    /// Whether a rule was refused because keeping it would have passed `byte_cap`.
+    pub full: bool,
 }
 
 /// The partitions seen so far, each as the side that holds row 0.
@@ -140,6 +144,19 @@ enum Partitions {
 }
 
 impl Partitions {
+    /// Bytes a growth of the table would add while the old one is alive (its next table), if
+    /// one more insertion may cause it.
+    fn growth_bytes(&self) -> usize {
+        let (len, capacity, per_slot) = match self {
+            Partitions::Word(set) => (set.len(), set.capacity(), 9),
+            Partitions::Words(set) => (set.len(), set.capacity(), 25),
+        };
+        if len < capacity {
+            return 0;
+        }
+        2 * capacity.max(4) * 8 / 7 * per_slot
+    }
+
     /// Heap bytes of the table (its slots, a control byte each, and the boxed partitions).
     fn heap_bytes(&self) -> usize {
         match self {
@@ -176,6 +193,27 @@ impl Partitions {
     }
 }
 
+/// The capacity `v` grows to for `more` elements: at least double, as `Vec` grows.
+fn doubled<T>(v: &Vec<T>, more: usize) -> usize {
+    (2 * v.capacity()).max(v.len() + more).max(8)
+}
+
+/// Bytes of the new buffer if `more` elements make `v` grow (the old one is counted already).
+fn grown_bytes<T>(v: &Vec<T>, more: usize) -> usize {
+    if v.len() + more <= v.capacity() {
+        return 0;
+    }
+    doubled(v, more) * std::mem::size_of::<T>()
+}
+
+/// Grows `v` for `more` elements to exactly the capacity [`grown_bytes`] counted.
+fn reserve_doubling<T>(v: &mut Vec<T>, more: usize) {
+    if v.len() + more > v.capacity() {
+        let capacity = doubled(v, more);
+        v.reserve_exact(capacity - v.len());
+    }
+}
+
 /// A word with the lowest `n` (≤ 64) bits set.
 fn low_bits(n: usize) -> u64 {
     if n >= 64 {
@@ -197,6 +235,8 @@ impl RuleSet {
             rank_deficient: 0,
             duplicates: 0,
             partitions: None,
+            byte_cap: None,
+            full: false,
         }
     }
 
@@ -223,6 +263,26 @@ impl RuleSet {
     }
 
     fn push(&mut self, plus: &[u64], defining: &[u32], shape: Shape) {
+        if self.full {
+            return;
+        }
+        if let Some(cap) = self.byte_cap {
+            // Each growth holds the old buffer and the new one: refuse the rule rather than let
+            // a doubling take the set past its limit (it had reached 1.9 times it).
+            let growth = grown_bytes(&self.plus, plus.len())
+                + grown_bytes(&self.defining, defining.len())
+                + grown_bytes(&self.def_ptr, 1)
+                + grown_bytes(&self.shapes, 1)
+                + self.partitions.as_ref().map_or(0, Partitions::growth_bytes);
+            if self.heap_bytes() + growth > cap {
+                self.full = true;
+                return;
+            }
+            reserve_doubling(&mut self.plus, plus.len());
+            reserve_doubling(&mut self.defining, defining.len());
+            reserve_doubling(&mut self.def_ptr, 1);
+            reserve_doubling(&mut self.shapes, 1);
+        }
         if let Some(seen) = self.partitions.as_mut() {
             if !seen.insert(plus, self.n_rows) {
                 self.duplicates += 1;
@@ -629,6 +689,7 @@ pub fn generate_reporting(
     board: Option<&ProgressBoard>,
 ) -> Result<RuleSet> {
     let mut set = RuleSet::new(points.n_rows());
+    set.byte_cap = budget.memory_limit();
     if distinct_partitions {
         set.partitions = Some(if set.n_words <= 1 {
             Partitions::Word(HashSet::new())
@@ -651,6 +712,11 @@ pub fn generate_reporting(
         surface_rules(points, spec.degree, spec.sides, &mut set, budget, board);
     }
     set.partitions = None;
+    if set.full {
+        // A rule was refused at the memory limit: the solve stops there (the limit is what
+        // the check sees as exceeded).
+        budget.check(0, usize::MAX);
+    }
     Ok(set)
 }
 
@@ -777,7 +843,7 @@ fn surface_rules(
                     phase: "rules",
                 });
             }
-            if budget.check(0, set.heap_bytes()).is_some() {
+            if set.full || budget.check(0, set.heap_bytes()).is_some() {
                 return;
             }
         }
