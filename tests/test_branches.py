@@ -1194,6 +1194,18 @@ def test_the_search_never_holds_more_than_its_memory_limit(name, penalty, limit)
     assert abs(clf.objective_ - clf.lower_bound_) <= TOL
 
 
+def test_weights_that_are_not_decimal_keep_the_memory_limit_too():
+    """Such weights are scaled to about 10^9, past what a closed child's slot holds: those
+    children get nodes, and open children got an orphan node each as well (twice the nodes
+    an expansion was counted to add)."""
+    X, y = load_cp4im("tic-tac-toe", return_X_y=True)
+    w = 1 + np.random.default_rng(0).random(len(y)) * 1e-3
+    for limit in (400_000, 850_000, 3_000_000):
+        with pytest.warns(NotProvenOptimalWarning, match="memory_limit"):
+            clf = BranchesClassifier(penalty=0.0005, memory_limit=limit).fit(X, y, sample_weight=w)
+        assert clf.statistics_["peak_memory_bytes"] <= limit
+
+
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
     """600,000 thresholds on 20,000 rows would be 22 GiB of codes (Python's and the core's, a
     byte a cell each): a clear error naming the remedy, before anything that size is

@@ -1328,3 +1328,10 @@ def test_the_evaluator_gives_the_same_posterior_whatever_the_matrix_order(seed):
     )
     for order in (np.ascontiguousarray, np.asfortranarray):
         assert tree_log_posterior(impossible, order(X), y, 0.95, 0.5, rho) == -math.inf
+    # Floats (a DataFrame's to_numpy() is column-major) and other codes read as before.
+    as_float = np.asfortranarray(X, dtype=np.float64)
+    assert tree_log_posterior(clf.tree_, as_float, y, 0.95, 0.5, rho) == row_major
+    twos = np.asfortranarray(X * 2)  # not 0/1: no packed bits
+    assert tree_log_posterior(clf.tree_, twos, y, 0.95, 0.5, rho) == tree_log_posterior(
+        clf.tree_, np.ascontiguousarray(twos), y, 0.95, 0.5, rho
+    )

@@ -343,10 +343,11 @@ def tree_log_posterior(
         a = [c + r for c, r in zip(counts, rho)]
         return math.fsum(math.lgamma(v) for v in a) - math.lgamma(math.fsum(a)) - log_beta_rho
 
-    if X.ndim == 2 and X.flags.f_contiguous and not X.flags.c_contiguous:
-        # Held column by column (as the estimator builds it): gathering rows would read the
-        # whole matrix cell by cell, 15 times slower than packing each column's bits once and
-        # masking them for each node.
+    by_column = X.ndim == 2 and X.flags.f_contiguous and not X.flags.c_contiguous
+    if by_column and X.dtype in (np.uint8, np.bool_) and X.size and X.max() <= 1:
+        # 0/1 bytes held column by column (as the estimator builds them): gathering rows would
+        # read the whole matrix cell by cell, 15 times slower than packing each column's bits
+        # once and masking them for each node.
         bits = np.packbits(X.T, axis=1)
 
         def dividing(rows: np.ndarray) -> int:

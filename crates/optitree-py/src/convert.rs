@@ -133,10 +133,10 @@ impl CodeMatrix<'_> {
     }
 }
 
-/// The column-major copy of a code matrix (n_rows x n_features): one tight pass that checks
-/// each code as it writes, a plain copy when numpy holds the matrix column by column (Fortran
-/// order, as the estimators build it), else a transpose (read in place when contiguous); an
-/// error names the first cell that is not a code.
+/// The column-major copy of a code matrix (n_rows x n_features), every code checked: a plain
+/// copy when numpy holds the matrix column by column (Fortran order, as the estimators build
+/// binarised views), else a tiled transpose (read in place when contiguous); an error names
+/// the first cell that is not a code.
 fn column_major<T: numpy::Element + Copy + std::fmt::Display, C: Copy + Default>(
     codes: &PyReadonlyArray2<'_, T>,
     code: impl Fn(&T) -> Option<C>,

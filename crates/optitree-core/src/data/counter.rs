@@ -43,6 +43,11 @@ const WIDE_WORDS: usize = 16;
 const MEAN_RUN_WORDS: usize = 8;
 
 impl SubsetCounter {
+    /// Heap bytes of its buffers.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.capacity() * 4 + self.runs.capacity() * 8 + self.masked.capacity() * 8
+    }
+
     /// A counter for no rows, to be [`SubsetCounter::reset`] before use.
     pub fn empty() -> Self {
         SubsetCounter {

@@ -14,9 +14,10 @@ use crate::data::bitset::Bitset;
 use crate::data_err;
 use crate::error::Result;
 
-/// Column-major codes (`codes[f * n_rows + r]`), one byte a cell when every feature has at most
-/// 256 values: binarised numeric columns make tables of 10^8 cells, and four bytes a cell
-/// then cost gigabytes and seconds to copy.
+/// Column-major codes (`codes[f * n_rows + r]`), one byte a cell when they come as bytes (the
+/// estimators pass bytes whenever every feature has at most 256 values): binarised numeric
+/// columns make tables of 10^8 cells, and four bytes a cell then cost gigabytes and seconds to
+/// copy.
 #[derive(Debug, Clone)]
 pub enum Codes {
     /// One byte a cell.

@@ -201,6 +201,30 @@ struct Candidate<S> {
     lb: S,
 }
 
+impl<S> Scratch<S> {
+    /// Heap bytes of the working buffers (their capacities; the table cache apart).
+    fn bytes(&self) -> usize {
+        fn of<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        self.rows.heap_bytes()
+            + self.child_rows.heap_bytes()
+            + self.counter.heap_bytes()
+            + of(&self.slots)
+            + of(&self.table)
+            + of(&self.heavy)
+            + of(&self.kids)
+            + of(&self.wanted)
+            + of(&self.candidates)
+            + of(&self.flat)
+            + of(&self.pool)
+            + of(&self.hereditary)
+            + of(&self.kept)
+            + of(&self.kept_slots)
+            + of(&self.parents)
+    }
+}
+
 impl<S> Default for Scratch<S> {
     fn default() -> Self {
         Scratch {
@@ -494,9 +518,14 @@ impl<'d, S: Score> Graph<'d, S> {
         // Split records: a feature and a start per split, a slot per child; the feature set.
         let records = 4 * (2 * n_features + new_nodes) + 4 * n_features + 32;
         let table = self.offsets.last().copied().unwrap_or(0);
+        // Working buffers that may grow to an expansion's size: a count table and the heavy
+        // child's copy of one, and per new child a summary, a wanted entry and a slot.
+        let per_child = 2 * std::mem::size_of::<Summary<S>>() + 24 + 4;
+        let working = self.scratch.bytes() + 2 * table * 8 + new_nodes * per_child;
         self.bytes
             + rows
             + records
+            + working
             + self.scratch.tables.peak_bytes_within_put(table)
             + self.nodes.peak_bytes_within(new_nodes)
             + self.bounds.peak_bytes_within(new_nodes)
@@ -505,10 +534,11 @@ impl<'d, S: Score> Graph<'d, S> {
     }
 
     /// All the bytes the search holds now: row sets and split records, the arenas' chunks,
-    /// the count tables and the memo. At most the [`Graph::memory`] of the check before the
+    /// the count tables, the working buffers and the memo. At most the [`Graph::memory`] of the check before the
     /// expansion that made it.
     pub fn held_bytes(&self) -> usize {
         self.bytes
+            + self.scratch.bytes()
             + self.scratch.tables.bytes()
             + self.nodes.reserved_bytes()
             + self.bounds.reserved_bytes()
@@ -1155,12 +1185,18 @@ impl<'d, S: Score> Graph<'d, S> {
             let start = scratch.kept_slots.len();
             for (v, summary) in summaries.iter().enumerate() {
                 // Children that stay summaries are closed: their majority is all they need
-                // (node ids replace the others below).
-                let origin = self.origin(expansion, c.feature, v as u32);
-                let slot = Slot::closed(summary.majority)
-                    .unwrap_or_else(|| self.closed_node(summary, child_depth, origin));
+                // (node ids replace the others below; a closed child whose majority does not
+                // fit a slot gets a node of its own).
+                let closed = self.closed(summary, child_depth);
+                let slot = match closed {
+                    true => Slot::closed(summary.majority).unwrap_or_else(|| {
+                        let origin = self.origin(expansion, c.feature, v as u32);
+                        self.closed_node(summary, child_depth, origin)
+                    }),
+                    false => Slot::node(0), // replaced by the child's node below
+                };
                 scratch.kept_slots.push(slot);
-                if !self.closed(summary, child_depth) {
+                if !closed {
                     let f_rows = self.data.rows_with(c.feature as usize, v);
                     let hash = key_hash_and(&rows, f_rows, child_depth);
                     self.memo.prefetch(hash);
@@ -1238,7 +1274,7 @@ impl<'d, S: Score> Graph<'d, S> {
     /// Gives node `id` its [`Expansion`], holding `rows` (and no features yet).
     fn keep_rows(&mut self, id: NodeId, rows: Bitset) {
         // The rows' heap block with the allocator's header; the record itself is counted with
-        // the list's capacity in `memory`.
+        // the arena of records.
         self.bytes += rows.heap_bytes() + 16;
         self.nodes[id as usize].expansion = self.expansions.len() as u32;
         self.expansions.push(Expansion {

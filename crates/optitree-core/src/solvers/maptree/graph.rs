@@ -16,9 +16,8 @@
 use crate::data::{Bitset, Dataset};
 use crate::search::{prefetch, Arena, TaggedIds};
 
-/// Heap bytes of an expansion's run list: one small block, four runs plus the allocator's
-/// header.
-const RUNS: usize = 48;
+/// Bytes of a first run list: four runs and the allocator's header.
+const RUN_BLOCK: usize = 48;
 
 /// Marks "no node".
 pub const NONE: u32 = u32::MAX;
@@ -121,6 +120,9 @@ pub struct Graph<'a> {
     pub hash_collisions: u64,
     /// Bytes of the expansion records' divider lists.
     pub divider_bytes: usize,
+    /// Heap bytes of the expansions' run lists (see [`Graph::push_run`]), and the longest.
+    run_bytes: usize,
+    longest_runs: usize,
     /// Reused by [`Graph::find`]'s comparisons.
     compare: CompareScratch<'a>,
 }
@@ -203,6 +205,8 @@ impl<'a> Graph<'a> {
             hasher: SubsetHasher::new(data.all_rows().words().len()),
             hash_collisions: 0,
             divider_bytes: 0,
+            run_bytes: 0,
+            longest_runs: 0,
             compare: CompareScratch::default(),
         };
         g.push_or(root_lb, root_ub, NONE, 0);
@@ -413,10 +417,11 @@ impl<'a> Graph<'a> {
     /// limit is checked against: the cache at the peak of a growth (its old and new tables
     /// alive together) and the arenas with the chunks they would open, when that expansion
     /// may cause them. An expansion adds at most two OR nodes, one AND node and a kept
-    /// divider (4 bytes) per feature, and one expansion record.
+    /// divider (4 bytes) per feature, one expansion record and one run (its list may double).
     pub fn memory(&self) -> usize {
         let f = self.data.n_features();
-        let records = self.expansions.peak_bytes_within(1) + (self.expansions.len() + 1) * RUNS;
+        let runs = self.run_bytes + (self.longest_runs * 4 * 8).max(RUN_BLOCK);
+        let records = self.expansions.peak_bytes_within(1) + runs;
         self.or.peak_bytes_within(2 * f)
             + self.and.peak_bytes_within(f)
             + records
@@ -425,10 +430,24 @@ impl<'a> Graph<'a> {
             + self.cache.peak_bytes_within(2 * f)
     }
 
+    /// Appends `run` to the run list of expanded node `id`, counting the list's heap bytes.
+    pub fn push_run(&mut self, id: u32, run: (u32, u32)) {
+        let runs = &mut self.exp_mut(id).runs;
+        let before = runs.capacity();
+        runs.push(run);
+        let (after, len) = (runs.capacity(), runs.len());
+        if after > before {
+            // A new block (with the allocator's header when it is the first).
+            let header = if before == 0 { 16 } else { 0 };
+            self.run_bytes += (after - before) * 8 + header;
+        }
+        self.longest_runs = self.longest_runs.max(len);
+    }
+
     /// Bytes the graph holds now (what its statistics report): at most the [`Graph::memory`]
     /// of the last check before the expansion that made it.
     pub fn held_bytes(&self) -> usize {
-        let records = self.expansions.reserved_bytes() + self.expansions.len() * RUNS;
+        let records = self.expansions.reserved_bytes() + self.run_bytes;
         self.or.reserved_bytes()
             + self.and.reserved_bytes()
             + records

@@ -393,6 +393,10 @@ impl<'a> Search<'a> {
         if self.graph.or[id as usize].solved() {
             return; // solved exactly: no tree is cheaper
         }
+        // Materialising a split adds nodes too: within the limit, checked as an expansion is.
+        if budget.check(self.expansions, self.graph.memory()).is_some() {
+            return;
+        }
         let and = self.split_on(id, rows, *feature);
         let child = self.graph.and[and as usize].child;
         for side in [0, 1] {
@@ -420,8 +424,8 @@ impl<'a> Search<'a> {
         let valid: Vec<usize> = self.dividing(rows, rows.count()).collect();
         let mut side_rows = Bitset::empty(rows.len());
         let (and, ub) = self.push_split(id, rows, feature, &valid, pen, &mut side_rows);
+        self.graph.push_run(id, (and, 1));
         let e = self.graph.exp_mut(id);
-        e.runs.push((and, 1));
         e.grafted_runs = e.grafted_runs.saturating_add(1);
         if ub < self.graph.or[id as usize].ub {
             self.graph.or[id as usize].ub = ub;
@@ -722,7 +726,7 @@ impl<'a> Search<'a> {
         // Under memory pressure only the most promising splits are materialised; the others
         // wait behind the deferred bound with the exact bounds their lookups gave.
         let mut deferred = deferred;
-        let mut keep = splits_to_keep(self.graph.memory(), self.memory_limit);
+        let mut keep = splits_to_keep(self.graph.held_bytes(), self.memory_limit);
         if evaluated.len() > keep {
             evaluated.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
             if let Some(at) = evaluated.iter().position(|c| Some(c.1) == best_feature) {
@@ -754,9 +758,8 @@ impl<'a> Search<'a> {
                 self.graph.exp_mut(id).best_ub = and;
             }
         }
-        let e = self.graph.exp_mut(id);
-        e.runs.push((first, evaluated.len() as u32));
-        e.deferred = deferred;
+        self.graph.push_run(id, (first, evaluated.len() as u32));
+        self.graph.exp_mut(id).deferred = deferred;
     }
 
     /// [`children_dividers`] of expanded node `id`, from its record when kept; kept from
