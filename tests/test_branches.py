@@ -1194,6 +1194,23 @@ def test_the_search_never_holds_more_than_its_memory_limit(name, penalty, limit)
     assert abs(clf.objective_ - clf.lower_bound_) <= TOL
 
 
+def test_tiny_weights_are_not_taken_for_zero():
+    # 1e-10 is within 1e-9 of a whole number, 0: every weight became 0 and the fit was refused
+    # ("every sample_weight is zero").
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    plain = BranchesClassifier().fit(X, y)
+    for w in (np.full(30, 1e-10), np.linspace(1e-10, 3e-10, 30)):
+        with pytest.warns(UserWarning, match="rounded"):
+            tiny = BranchesClassifier().fit(X, y, sample_weight=w)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # w / w.min() may not be decimal
+            scaled = BranchesClassifier().fit(X, y, sample_weight=w / w.min())
+        assert tiny.objective_ == pytest.approx(scaled.objective_, abs=1e-12)
+        assert np.array_equal(tiny.tree_.feature, scaled.tree_.feature)
+    assert tiny.status_ == plain.status_ == "optimal"
+
+
 def test_weights_that_are_not_decimal_keep_the_memory_limit_too():
     """Such weights are scaled to about 10^9, past what a closed child's slot holds: those
     children get nodes, and open children got an orphan node each as well (twice the nodes

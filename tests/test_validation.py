@@ -226,6 +226,22 @@ def test_missing_in_category_and_bool_columns():
         encode_fit(df)
 
 
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([None] * 3, dtype=object),
+        pd.array([None] * 3, dtype="string"),
+        pd.Series([np.nan] * 3),
+    ],
+)
+def test_a_column_of_nothing_but_missing_values_is_named(column):
+    # Every code missing and no label at all: this raised an IndexError.
+    df = pd.DataFrame({"a": column, "b": [1.0, 2.0, 3.0]})
+    kwargs = {"categorical": ["a"]} if isinstance(column, pd.Series) else {}
+    with pytest.raises(DataError, match=r"column 'a' holds a missing value .* at row 0"):
+        encode_fit(df, **kwargs)
+
+
 def test_missing_in_forced_categorical_numeric_column():
     with pytest.raises(DataError, match=r"column 'x0' holds a missing value \(nan\) at row 1"):
         encode_fit(np.array([[1.0], [np.nan]]), categorical=[0])

@@ -352,6 +352,8 @@ def _factorize_sorted(values) -> tuple[np.ndarray, list]:
     rank = np.empty(len(labels), dtype=np.int64)
     rank[order] = np.arange(len(labels))
     codes = np.asarray(codes, dtype=np.int64)
+    if not labels:
+        return codes, []  # every value missing: the caller names the first
     return np.where(codes < 0, -1, rank[codes]), [labels[k] for k in order]
 
 

@@ -70,9 +70,13 @@ def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None
         return None, True, 1.0
     for k in range(7):
         scaled = sample_weight * 10**k
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
+        whole = np.round(scaled)
+        # Within rounding error of a whole number, and no positive weight rounded away (1e-10
+        # is within 1e-9 of 0, and a fit of such weights had no weight left at all).
+        near = np.abs(scaled - whole) <= 1e-9 * np.maximum(1.0, scaled)
+        if np.all(near & ((whole > 0) | (sample_weight == 0))):
             if scaled.sum() < 2**52:
-                return np.round(scaled), True, float(10**k)
+                return whole, True, float(10**k)
     scale = 1e9 / sample_weight.max()
     return np.round(sample_weight * scale), False, scale
 
