@@ -538,10 +538,12 @@ def test_predict_without_target_with_extra_column_and_unseen_category(capsys, tm
     code, out, err = run(capsys, "predict", model, path)
     assert code == 0
     assert "note: ignoring column(s) the model does not use: id" in err
+    assert "note: column 'a5' holds 1 value(s) not seen at fit time (the first: 9 at row 0" in err
     predictions = pd.read_csv(io.StringIO(out))["prediction"]
     assert len(predictions) == len(frame)
     tree, _ = load_json(model)
-    assert predictions.tolist() == tree.predict(frame.drop(columns="id")).tolist()
+    with pytest.warns(optitree.UnseenCategoryWarning):
+        assert predictions.tolist() == tree.predict(frame.drop(columns="id")).tolist()
 
 
 def test_a_saved_maptree_predicts_raw_columns(capsys, tmp_path):
@@ -564,15 +566,56 @@ def test_a_saved_maptree_predicts_raw_columns(capsys, tmp_path):
     code, out, err = run(capsys, "predict", model, path, "--proba")
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
+    assert "note: column 'c' holds 1 value(s) not seen at fit time (the first: 'z' at row 1" in err
     clf = optitree.MAPTreeClassifier().fit(frame.drop(columns="label"), frame["label"])
     assert clf.tree_.get_n_splits() >= 2
-    assert got["prediction"].tolist() == clf.predict(new).tolist()
+    with pytest.warns(optitree.UnseenCategoryWarning, match="column 'c'"):
+        assert got["prediction"].tolist() == clf.predict(new).tolist()
     assert list(got.columns) == ["prediction", "proba_n", "proba_p"]
     new["x"] = new["x"].astype(object)
     new.loc[1, "x"] = "abc"
     new.to_csv(path, index=False)
     code, _, err = run(capsys, "predict", model, path)
-    assert_error(code, err, 1, "column 'x' needs numbers", "row 2", "'abc'")
+    assert_error(code, err, 1, "column 'x' needs numbers", "row 2 after the header", "'abc'")
+
+
+def test_one_odd_cell_does_not_make_a_whole_column_unseen(capsys, tmp_path):
+    """One cell that is not a number made pandas read the whole column as text: the model's
+    categories 0-3 then matched no cell ("2" is not 2) and every row was predicted as unseen,
+    silently. The cells that spell a category count as it, the odd one is unseen (and said
+    so), and a column split by value names its odd cell."""
+    rng = np.random.default_rng(3)
+    count, x = rng.integers(0, 4, 120), rng.normal(size=120)
+    flag = rng.random(120) < 0.5
+    label = np.where((count >= 2) ^ (x > 1.0), "hi", "lo")
+    train = pd.DataFrame({"count": count, "x": x, "flag": flag, "label": label})
+    data, model = tmp_path / "train.csv", tmp_path / "m.json"
+    train.to_csv(data, index=False)
+    for algorithm in ("branches", "maptree"):
+        code, _, err = run(capsys, "fit", data, "--algorithm", algorithm, "--save", model, "-q")
+        assert code == 0, err
+        new = train.drop(columns="label").head(12)
+        clean = tmp_path / "clean.csv"
+        new.to_csv(clean, index=False)
+        _, expected, _ = run(capsys, "predict", model, clean)
+        odd = new.astype(object)
+        odd.loc[3, "count"] = "?"
+        odd["flag"] = ["true" if f else "False" for f in new["flag"]]  # spelled differently
+        path = tmp_path / "odd.csv"
+        odd.to_csv(path, index=False)
+        code, out, err = run(capsys, "predict", model, path)
+        assert code == 0, err
+        got = pd.read_csv(io.StringIO(out))["prediction"].tolist()
+        want = pd.read_csv(io.StringIO(expected))["prediction"].tolist()
+        assert [g for i, g in enumerate(got) if i != 3] == [w for i, w in enumerate(want) if i != 3]
+        assert "not seen at fit time" in err and "'?'" in err
+        odd.loc[3, "count"] = new.loc[3, "count"]
+        odd.loc[5, "x"] = "n/a"
+        odd.to_csv(path, index=False)
+        code, _, err = run(capsys, "predict", model, path)
+        assert code == 1 and "Traceback" not in err
+        error = err.strip().splitlines()[-1]  # after a note on columns the model does not use
+        assert "column 'x' needs numbers" in error and "row 6 after the header holds 'n/a'" in error
 
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,12 @@ import pandas as pd
 import pytest
 
 import optitree
-from optitree.exceptions import DataError, InvalidParameterError, SchemaVersionError
+from optitree.exceptions import (
+    DataError,
+    InvalidParameterError,
+    SchemaVersionError,
+    UnseenCategoryWarning,
+)
 from optitree.tree import CATEGORY, LEAF, OBLIQUE, THRESHOLD, Tree
 
 NAN = float("nan")
@@ -110,7 +115,8 @@ def test_class_prior_is_checked(prior, message):
 def test_predict_from_a_dataframe_maps_category_names():
     t = mixed_tree(feature_names=["colour", "size"], categories=[["red", "green", "blue"], None])
     df = pd.DataFrame({"size": [0.2, 3.0, 0.1], "colour": ["red", "green", "purple"]})
-    assert t.apply(df).tolist() == [2, 6, 0]
+    with pytest.warns(UnseenCategoryWarning, match="'purple' at row 2"):
+        assert t.apply(df).tolist() == [2, 6, 0]
 
 
 @pytest.mark.parametrize(

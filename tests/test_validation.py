@@ -18,7 +18,7 @@ from optitree._validation import (
     encode_fit,
     encode_predict,
 )
-from optitree.exceptions import DataError, InvalidParameterError
+from optitree.exceptions import DataError, InvalidParameterError, UnseenCategoryWarning
 
 
 @pytest.fixture
@@ -396,14 +396,23 @@ def test_predict_unseen_category_is_minus_one(mixed_frame):
     new = mixed_frame.iloc[:2].copy()
     new["color"] = ["purple", "blue"]
     new["size"] = pd.Categorical(["XL", "S"])
-    out = encode_predict(new, enc.feature_names, enc.categories)
+    with pytest.warns(UnseenCategoryWarning) as caught:
+        out = encode_predict(new, enc.feature_names, enc.categories)
+    # One warning a column, naming it, the count and the first unseen value.
+    assert sorted(str(w.message).split(" holds")[0] for w in caught) == [
+        "column 'color'",
+        "column 'size'",
+    ]
     np.testing.assert_array_equal(out[:, 4], [-1, 0])
     np.testing.assert_array_equal(out[:, 3], [-1, 0])
 
 
 def test_predict_numeric_codes_map_by_value():
     enc = encode_fit(np.array([[3], [7], [10]]), categorical=[0])
-    out = encode_predict(np.array([[7.0], [3.0], [4.0], [10.0]]), enc.feature_names, enc.categories)
+    with pytest.warns(UnseenCategoryWarning, match="4.0 at row 2"):
+        out = encode_predict(
+            np.array([[7.0], [3.0], [4.0], [10.0]]), enc.feature_names, enc.categories
+        )
     np.testing.assert_array_equal(out, [[1], [0], [-1], [2]])
     enc = encode_fit(np.array([[True], [False]]))
     out = encode_predict(np.array([[1], [0]]), enc.feature_names, enc.categories)

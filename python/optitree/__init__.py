@@ -24,6 +24,7 @@ from optitree.exceptions import (
     NotProvenOptimalWarning,
     OptitreeError,
     SchemaVersionError,
+    UnseenCategoryWarning,
 )
 from optitree.tree import Tree
 
@@ -58,6 +59,7 @@ __all__ = [
     "OptitreeError",
     "SchemaVersionError",
     "Tree",
+    "UnseenCategoryWarning",
     "__version__",
     *_LAZY,
 ]

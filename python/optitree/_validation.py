@@ -55,7 +55,7 @@ import scipy.sparse
 from sklearn.exceptions import DataConversionWarning
 
 from optitree import _core
-from optitree.exceptions import DataError, InvalidParameterError
+from optitree.exceptions import DataError, InvalidParameterError, UnseenCategoryWarning
 
 __all__ = [
     "EncodedInput",
@@ -817,11 +817,21 @@ def _predict_categorical(
                     f"column {name!r} holds {_show(value)} at {_row(table, i)}; numbers used "
                     "as category labels must be finite (no inf)."
                 )
+        i = int(np.argmax(unseen))
         if unknown == "error":
-            i = int(np.argmax(unseen))
             raise DataError(
                 f"column {name!r} holds the category {_show(values[i])} at {_row(table, i)}, "
                 f"which was not seen at fit time; known categories: {_listing(categories)}."
+            )
+        count = int(unseen.sum())
+        if unknown == "warn":
+            warnings.warn(
+                f"column {name!r} holds {count} value(s) not seen at fit time (the first: "
+                f"{_show(values[i])} at {_row(table, i)}; known categories: "
+                f"{_listing(categories)}); such rows stop at a split on it and are predicted "
+                "with the class distribution of that node",
+                UnseenCategoryWarning,
+                stacklevel=2,
             )
     return codes.astype(np.float64)
 
@@ -838,7 +848,8 @@ def _encode_new(
     unknown: str = "code",
     warn_names: bool = False,
 ) -> np.ndarray:
-    """:func:`encode_predict` with a choice for unseen categories ('code' -> -1, or 'error')."""
+    """:func:`encode_predict` with a choice for unseen categories ('code' -> -1; 'warn' -> -1
+    with an :class:`UnseenCategoryWarning`; or 'error')."""
     if len(feature_names) != len(categories):
         raise InvalidParameterError(
             f"feature_names has {len(feature_names)} entries but categories has "
@@ -880,6 +891,8 @@ def encode_predict(
     that meets ``-1`` at a categorical split cannot send the row to any child:
     the row stops at that node and is predicted with the class distribution
     of the node where it stopped (the training rows that reached that node).
+    An :class:`~optitree.exceptions.UnseenCategoryWarning` names each column
+    that holds such values, with their count and the first one.
 
     Parameters
     ----------
@@ -932,9 +945,14 @@ def encode_predict(
     >>> from optitree._validation import encode_fit, encode_predict
     >>> enc = encode_fit(pd.DataFrame({"age": [30, 45], "color": ["red", "blue"]}))
     >>> new = pd.DataFrame({"color": ["blue", "green"], "age": [50, 20]})
-    >>> encode_predict(new, enc.feature_names, enc.categories)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     encode_predict(new, enc.feature_names, enc.categories)
     array([[50.,  0.],
            [20., -1.]])
+    >>> caught[0].category.__name__
+    'UnseenCategoryWarning'
     """
     return _encode_new(
         X,
@@ -944,7 +962,7 @@ def encode_predict(
         allow_nan=allow_nan,
         allow_reorder=allow_reorder,
         estimator_name=estimator_name,
-        unknown="code",
+        unknown="warn",
         warn_names=warn_names,
     )
 

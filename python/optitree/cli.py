@@ -1248,6 +1248,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     """
     import pandas as pd
 
+    from optitree import UnseenCategoryWarning
+
     tree, metadata = _load_model(args.model)
     sources = metadata.get("binary_features")
     derived = isinstance(sources, list) and tree.feature_names is not None
@@ -1281,17 +1283,69 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if extra:
             _note(f"ignoring column(s) the model does not use: {', '.join(extra)}")
         frame = frame[names]
+    fitted_labels = (
+        {str(s["column"]): s.get("categories", ()) for s in sources if "above" not in s}
+        if derived
+        else dict(zip(names or [], tree.categories or [None] * len(names or [])))
+    )
+    for name, labels in fitted_labels.items():
+        if name in frame.columns:
+            frame[name] = _typed_like(frame[name], labels, name, args.data)
     if derived:
         frame = _derive_binary(frame, sources, tree.feature_names, args.data)
-    result = pd.DataFrame({"prediction": tree.predict(frame)})
-    if args.proba:
-        proba = tree.predict_proba(frame)
-        classes = tree.class_names or list(range(tree.n_classes))
-        for k, label in enumerate(classes):
-            result[f"proba_{label}"] = proba[:, k]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnseenCategoryWarning)
+        result = pd.DataFrame({"prediction": tree.predict(frame)})
+        if args.proba:
+            proba = tree.predict_proba(frame)
+            classes = tree.class_names or list(range(tree.n_classes))
+            for k, label in enumerate(classes):
+                result[f"proba_{label}"] = proba[:, k]
+    # A derived model's unseen cells were noted by their own column when derived.
+    unseen = [w for w in caught if issubclass(w.category, UnseenCategoryWarning)]
+    for note in [] if derived else sorted({str(w.message) for w in unseen}):
+        _note(note)
+    for w in caught:
+        if not issubclass(w.category, UnseenCategoryWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     text = result.to_csv(index=False, sep=_separator(args.sep), lineterminator="\n")
     _emit(text, args.output)
     return 0
+
+
+def _typed_like(raw: Any, labels: Any, column: str, path: str) -> Any:
+    """A CSV column in the type the model was fitted on. pandas reads a whole column as text
+    when one cell is not a number: the model's numbers then matched no cell ("2" is not 2), and
+    every row was predicted as unseen without a word.
+
+    A column the model splits by value (``labels`` None) must hold numbers (an error names
+    the first cell that is not one; empty cells stay missing). In a column of categories that
+    are not text, the cells that spell one of them become it; the others stay as read (unseen).
+    """
+    import numpy as np
+    import pandas as pd
+
+    if not (pd.api.types.is_object_dtype(raw) or pd.api.types.is_string_dtype(raw)):
+        return raw
+    if labels is None:
+        values = pd.to_numeric(raw, errors="coerce")
+        bad = (values.isna() & raw.notna()).to_numpy()
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise CLIError(
+                f"{path!r}: column {column!r} needs numbers (the model splits it by value), "
+                f"but row {row + 1} after the header holds {raw.iloc[row]!r}"
+            )
+        return values
+    if not labels or all(isinstance(c, str) for c in labels):
+        return raw
+    spelled: dict[str, Any] = {}
+    for label in labels:
+        spelled[str(label)] = label
+        if isinstance(label, bool):
+            spelled[str(label).lower()] = label
+    read = raw.astype(object)
+    return read.map(lambda v: spelled.get(v.strip(), v) if isinstance(v, str) else v)
 
 
 def _used_features(tree: Any, sources: list[dict[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
@@ -1318,6 +1372,7 @@ def _derive_binary(frame: Any, sources: list[dict[str, Any]], names: list[str], 
     import pandas as pd
 
     columns = {}
+    noted = set()
     for name, source in zip(names, sources):
         raw = frame[str(source["column"])]
         if "above" in source:
@@ -1327,11 +1382,20 @@ def _derive_binary(frame: Any, sources: list[dict[str, Any]], names: list[str], 
                 row = int(np.argmax(bad))
                 raise CLIError(
                     f"{path!r}: column {source['column']!r} needs numbers, but row {row + 1} "
-                    f"holds {raw.iloc[row]!r}"
+                    f"after the header holds {raw.iloc[row]!r}"
                 )
             columns[name] = np.where(values > source["above"], "yes", "no")
         elif "equals" in source:
             known = raw.isin(source["categories"]).to_numpy()
+            if not known.all() and source["column"] not in noted:
+                noted.add(source["column"])
+                row = int(np.argmax(~known))
+                _note(
+                    f"column {source['column']!r} holds {int((~known).sum())} value(s) not seen "
+                    f"at fit time (the first: {raw.iloc[row]!r} at row {row + 1} after the "
+                    "header); such rows stop at a split on it and are predicted with the class "
+                    "distribution of that node"
+                )
             hit = (raw == source["equals"]).to_numpy()
             columns[name] = np.where(known, np.where(hit, "yes", "no"), "(unseen)")
         else:

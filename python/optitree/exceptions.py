@@ -18,6 +18,7 @@ __all__ = [
     "NotProvenOptimalWarning",
     "OptitreeError",
     "SchemaVersionError",
+    "UnseenCategoryWarning",
 ]
 
 
@@ -102,5 +103,20 @@ class NotProvenOptimalWarning(UserWarning):
     >>> import warnings
     >>> from optitree.exceptions import NotProvenOptimalWarning
     >>> issubclass(NotProvenOptimalWarning, UserWarning)
+    True
+    """
+
+
+class UnseenCategoryWarning(UserWarning):
+    """Data to predict hold categories that were not seen at fit time.
+
+    Such a row cannot follow a multiway split on that column: it stops there and is
+    predicted with the class distribution of the training rows that reached the node. The
+    message names the column, how many rows and the first such value.
+
+    Examples
+    --------
+    >>> from optitree.exceptions import UnseenCategoryWarning
+    >>> issubclass(UnseenCategoryWarning, UserWarning)
     True
     """
