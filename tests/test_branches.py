@@ -35,7 +35,12 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from optitree import BranchesClassifier, NotProvenOptimalWarning, StumpClassifier
+from optitree import (
+    BranchesClassifier,
+    MAPTreeClassifier,
+    NotProvenOptimalWarning,
+    StumpClassifier,
+)
 from optitree.datasets import load_branches_encoding, load_cp4im, load_monks
 from optitree.exceptions import DataError, InvalidParameterError
 from optitree.preprocessing import OneHotEncoder
@@ -1221,6 +1226,26 @@ def test_weights_that_are_not_decimal_keep_the_memory_limit_too():
         with pytest.warns(NotProvenOptimalWarning, match="memory_limit"):
             clf = BranchesClassifier(penalty=0.0005, memory_limit=limit).fit(X, y, sample_weight=w)
         assert clf.statistics_["peak_memory_bytes"] <= limit
+
+
+@pytest.mark.parametrize("estimator", [BranchesClassifier, MAPTreeClassifier])
+def test_a_time_limit_spent_preparing_wide_numeric_data_says_so(estimator):
+    """Binarising numeric columns (a feature per threshold) counts toward the time limit: when
+    it took half of it or more, the warning says how many features and what to do."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = rng.integers(0, 2, 400)  # nothing to find: not proven within any short limit
+    remedy = "max_thresholds=32" if estimator is BranchesClassifier else "ThresholdBinarizer"
+    with pytest.warns(NotProvenOptimalWarning, match="time_limit") as caught:
+        estimator(time_limit=1e-4).fit(X, y)
+    message = str(caught[0].message)
+    assert "Preparing the data took" in message
+    assert "6 numeric column(s) give 2,394 binary features" in message and remedy in message
+    # A limit the preparation did not eat says nothing of it.
+    X, y = load_cp4im("tic-tac-toe", return_X_y=True)
+    with pytest.warns(NotProvenOptimalWarning) as caught:
+        BranchesClassifier(penalty=0.0005, time_limit=0.2).fit(X, y)
+    assert "Preparing" not in str(caught[0].message)
 
 
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
