@@ -1248,6 +1248,22 @@ def test_a_time_limit_spent_preparing_wide_numeric_data_says_so(estimator):
     assert "Preparing" not in str(caught[0].message)
 
 
+def test_an_integer_quantity_split_as_categories_is_pointed_out():
+    """categorical='auto' splits integer columns multiway; an amount with about as many values
+    as rows becomes a lookup table (test accuracy 0.51 where thresholds gave 1.0)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"income": rng.integers(1000, 100_000, 300), "kids": rng.integers(0, 4, 300)}
+    )
+    y = (frame["income"] > 50_000).astype(int)
+    with pytest.warns(UserWarning, match=r"'income' \(\d+ values\) in 300 rows.*categorical=\[\]"):
+        BranchesClassifier(time_limit=2).fit(frame, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a few codes, or thresholds asked for: nothing to say
+        BranchesClassifier().fit(frame[["kids"]], y)
+        assert BranchesClassifier(categorical=[]).fit(frame, y).get_n_splits() == 1
+
+
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
     """600,000 thresholds on 20,000 rows would be 22 GiB of codes (Python's and the core's, a
     byte a cell each): a clear error naming the remedy, before anything that size is

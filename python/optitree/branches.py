@@ -117,8 +117,10 @@ class BranchesClassifier(BaseTreeClassifier):
         standard error about twice a second.
     categorical : "auto", "all" or list, default="auto"
         Which columns split multiway. ``"auto"``: category, string, bool and integer columns;
-        float columns are numeric. ``"all"``: every column. A list names (or indexes) the
-        columns to treat as categorical in addition to the non-numeric ones.
+        float columns are numeric (an integer column of more than 32 values, over half as many
+        as rows, is split multiway all the same, with a warning: it is probably a quantity).
+        ``"all"``: every column. A list names (or indexes) the columns to treat as
+        categorical in addition to the non-numeric ones (``[]``: integers are numeric).
     max_thresholds : int or None, default=None
         For numeric columns: candidate thresholds per column (``None``: every midpoint between
         consecutive distinct values). A numeric column enters the search as binary features
@@ -217,6 +219,31 @@ class BranchesClassifier(BaseTreeClassifier):
             return integer_columns(X)
         return self.categorical
 
+    def _warn_lookup_columns(self, X: Any, data: Any) -> None:
+        """Integer columns split multiway under ``categorical="auto"``; one holding about as
+        many values as rows (an amount, an age, an id) then fits a lookup table, one child per
+        value, and predicts unseen values from the node above. Said once, with the remedy."""
+        ints = integer_columns(X)
+        if hasattr(X, "columns"):
+            ints = [list(X.columns).index(c) for c in ints]
+        n_rows = len(data.y)
+        many = [
+            (data.encoded.feature_names[j], len(data.encoded.categories[j]))
+            for j in ints
+            if len(data.encoded.categories[j]) > 32 and 2 * len(data.encoded.categories[j]) > n_rows
+        ]
+        if many:
+            listing = ", ".join(f"{name!r} ({k} values)" for name, k in many[:5])
+            more = f" and {len(many) - 5} more" if len(many) > 5 else ""
+            warnings.warn(
+                f"integer column(s) {listing}{more} in {n_rows} rows split multiway under "
+                "categorical='auto', one child per value (a lookup table that predicts new "
+                "values from the node above); if they are quantities, pass categorical=[] or "
+                "convert them to float to split them by thresholds",
+                UserWarning,
+                stacklevel=3,
+            )
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BranchesClassifier:
         """Finds the tree maximising ``accuracy − penalty × splits`` on ``(X, y)``.
 
@@ -251,6 +278,8 @@ class BranchesClassifier(BaseTreeClassifier):
                 "which is just a lookup table; set max_depth (or a positive penalty)"
             )
         data = self._prepare_fit(X, y, sample_weight)
+        if isinstance(self.categorical, str) and self.categorical == "auto":
+            self._warn_lookup_columns(X, data)
         weights, exact, scale = integer_weights(data.sample_weight)
         if not exact:
             warnings.warn(
