@@ -538,7 +538,9 @@ def test_predict_without_target_with_extra_column_and_unseen_category(capsys, tm
     code, out, err = run(capsys, "predict", model, path)
     assert code == 0
     assert "note: ignoring column(s) the model does not use: id" in err
-    assert "note: column 'a5' holds 1 value(s) not seen at fit time (the first: 9 at row 0" in err
+    assert (
+        "note: column 'a5' holds 1 value(s) not seen at fit time (the first: 9, row 1 after" in err
+    )
     predictions = pd.read_csv(io.StringIO(out))["prediction"]
     assert len(predictions) == len(frame)
     tree, _ = load_json(model)
@@ -566,7 +568,9 @@ def test_a_saved_maptree_predicts_raw_columns(capsys, tmp_path):
     code, out, err = run(capsys, "predict", model, path, "--proba")
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
-    assert "note: column 'c' holds 1 value(s) not seen at fit time (the first: 'z' at row 1" in err
+    assert (
+        "note: column 'c' holds 1 value(s) not seen at fit time (the first: 'z', row 1 after" in err
+    )
     clf = optitree.MAPTreeClassifier().fit(frame.drop(columns="label"), frame["label"])
     assert clf.tree_.get_n_splits() >= 2
     with pytest.warns(optitree.UnseenCategoryWarning, match="column 'c'"):
@@ -600,15 +604,19 @@ def test_one_odd_cell_does_not_make_a_whole_column_unseen(capsys, tmp_path):
         _, expected, _ = run(capsys, "predict", model, clean)
         odd = new.astype(object)
         odd.loc[3, "count"] = "?"
-        odd["flag"] = ["true" if f else "False" for f in new["flag"]]  # spelled differently
+        odd.loc[4, "count"] = f"{new.loc[4, 'count']}.0"  # the same number, written otherwise
+        odd["flag"] = ["TRUE" if f else "false" for f in new["flag"]]  # spelled differently
+        odd.loc[6, "flag"] = "maybe"
         path = tmp_path / "odd.csv"
         odd.to_csv(path, index=False)
         code, out, err = run(capsys, "predict", model, path)
         assert code == 0, err
         got = pd.read_csv(io.StringIO(out))["prediction"].tolist()
         want = pd.read_csv(io.StringIO(expected))["prediction"].tolist()
-        assert [g for i, g in enumerate(got) if i != 3] == [w for i, w in enumerate(want) if i != 3]
-        assert "not seen at fit time" in err and "'?'" in err
+        assert [g for i, g in enumerate(got) if i not in (3, 6)] == [
+            w for i, w in enumerate(want) if i not in (3, 6)
+        ]
+        assert "column 'count' holds 1 value(s) not seen at fit time (the first: '?', row 4" in err
         odd.loc[3, "count"] = new.loc[3, "count"]
         odd.loc[5, "x"] = "n/a"
         odd.to_csv(path, index=False)
@@ -795,3 +803,23 @@ def test_python_dash_m_help():
     assert done.stdout.startswith("usage: optitree")
     for command in ("datasets", "fit", "predict", "show"):
         assert command in done.stdout
+
+
+def test_cells_read_as_text_are_matched_by_value():
+    """How a column pandas read as text (one odd cell) is read as the model's type."""
+    from optitree.cli import CLIError, _typed_like
+
+    cells = pd.Series(["2", " 2.0", "+2", "?", "0.10", "TRUE", "false", "1"], dtype=object)
+    typed = _typed_like(cells, [0, 1, 2, 3], "count", "f.csv").tolist()
+    # The model's own labels, found by value (as pandas matches a clean column's numbers).
+    assert typed == [2, 2, 2, "?", 0.1, 1, 0, 1]
+    assert all(type(v) is int for k, v in enumerate(typed) if k not in (3, 4))
+    flags = _typed_like(cells, [False, True], "flag", "f.csv").tolist()
+    assert flags[5:] == [True, False, True] and all(type(v) is bool for v in flags[5:])
+    # Text categories stay text, whatever they look like.
+    assert _typed_like(cells, ["2", "?"], "c", "f.csv") is cells
+    # A column split by value: booleans count as 1/0, the first other text is named.
+    numbers = _typed_like(pd.Series(["1.5", "True", None], dtype=object), None, "x", "f.csv")
+    assert numbers.tolist()[:2] == [1.5, 1.0]
+    with pytest.raises(CLIError, match=r"column 'x' needs numbers.*row 3 after the header.*'n/a'"):
+        _typed_like(pd.Series(["1", "True", "n/a"], dtype=object), None, "x", "f.csv")

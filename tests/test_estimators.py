@@ -223,3 +223,18 @@ def test_verbose_takes_true_and_false_as_scikit_learn_does(name, capsys):
         assert getattr(optitree, name)(verbose=flag).fit(X, y).status_ == "optimal"
     with pytest.raises(InvalidParameterError, match="verbose must be an integer >= 0"):
         getattr(optitree, name)(verbose=-1).fit(X, y)
+
+
+def test_unseen_categories_warn_at_the_callers_line_and_never_on_training_data():
+    X = pd.DataFrame({"colour": ["red", "red", "blue", "blue", "blue"], "n": [1.0, 2, 3, 4, 5]})
+    y = [1, 1, 0, 0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnseenCategoryWarning)
+        clf = StumpClassifier().fit(X, y)  # fit scores its training rows
+        clf.score(X, y)
+    with pytest.warns(UnseenCategoryWarning) as caught:
+        clf.predict(X.assign(colour=["red", "green", "blue", "blue", "teal"]))
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert "holds 2 value(s)" in str(caught[0].message) and "'green' at row 1" in str(
+        caught[0].message
+    )

@@ -828,10 +828,10 @@ def _predict_categorical(
             warnings.warn(
                 f"column {name!r} holds {count} value(s) not seen at fit time (the first: "
                 f"{_show(values[i])} at {_row(table, i)}; known categories: "
-                f"{_listing(categories)}); such rows stop at a split on it and are predicted "
-                "with the class distribution of that node",
+                f"{_listing(categories)}); where the tree splits on this column such a row "
+                "stops, and is predicted as the nearest node above with training rows",
                 UnseenCategoryWarning,
-                stacklevel=2,
+                stacklevel=_caller_stacklevel(),
             )
     return codes.astype(np.float64)
 

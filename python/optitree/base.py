@@ -191,13 +191,15 @@ def tree_from_core(
     )
 
 
-def integer_columns(X: Any) -> list[Any]:
-    """Names (DataFrame) or indices (array) of the columns stored as integers."""
+def integer_columns(X: Any) -> list[bool]:
+    """Which columns are stored as integers, one bool per column (a mask ``categorical=``
+    reads by position: a DataFrame's labels may be integers themselves, which it would take
+    for positions). Empty when X is not a 2-D table of columns."""
     if hasattr(X, "dtypes") and hasattr(X, "columns"):
-        return [c for c in X.columns if np.asarray(X[c]).dtype.kind in "iu"]
+        return [np.asarray(X.iloc[:, j]).dtype.kind in "iu" for j in range(X.shape[1])]
     arr = np.asarray(X)
-    if arr.ndim == 2 and arr.dtype.kind in "iu":
-        return list(range(arr.shape[1]))
+    if arr.ndim == 2:
+        return [arr.dtype.kind in "iu"] * arr.shape[1]
     return []
 
 
@@ -237,6 +239,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _max_thresholds: int | None = None
+    #: Whether ``time_limit`` counts from the start of ``fit`` (preparing the data included).
+    _limit_covers_preparation = False
 
     def _categorical_columns(self, X: Any) -> Any:
         """Columns to treat as categorical beyond the non-numeric ones (None: no others)."""
@@ -281,7 +285,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         half of it or more: the remedy is fewer thresholds, not more time."""
         limit = getattr(self, "time_limit", None)
         thresholds = sum(t is not None for _, t in data.view.source)
-        if self.status_ != "time_limit" or not limit or thresholds == 0:
+        covered = self._limit_covers_preparation
+        if self.status_ != "time_limit" or not limit or not covered or thresholds == 0:
             return ""
         if data.seconds < limit / 2:
             return ""
@@ -292,7 +297,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             else "optitree.preprocessing.ThresholdBinarizer(max_thresholds=32) beforehand"
         )
         return (
-            f". Preparing the data took {data.seconds:.2g} s of the {limit:g} s limit: "
+            f". Preparing the data took {data.seconds:.1f} s of the {limit:g} s limit: "
             f"{columns} numeric column(s) give {thresholds:,} binary features (one per "
             f"candidate threshold) on {len(data.y):,} rows; fewer thresholds per column (for "
             f"example {remedy}) leave the search its time"

@@ -186,6 +186,8 @@ class BranchesClassifier(BaseTreeClassifier):
     ('optimal', 0.9, 10)
     """
 
+    _limit_covers_preparation = True
+
     def __init__(
         self,
         penalty: float = 0.01,
@@ -223,14 +225,15 @@ class BranchesClassifier(BaseTreeClassifier):
         """Integer columns split multiway under ``categorical="auto"``; one holding about as
         many values as rows (an amount, an age, an id) then fits a lookup table, one child per
         value, and predicts unseen values from the node above. Said once, with the remedy."""
-        ints = integer_columns(X)
-        if hasattr(X, "columns"):
-            ints = [list(X.columns).index(c) for c in ints]
         n_rows = len(data.y)
+        categories = data.encoded.categories
         many = [
-            (data.encoded.feature_names[j], len(data.encoded.categories[j]))
-            for j in ints
-            if len(data.encoded.categories[j]) > 32 and 2 * len(data.encoded.categories[j]) > n_rows
+            (data.encoded.feature_names[j], len(categories[j]))
+            for j, integer in enumerate(integer_columns(X))
+            if integer
+            and categories[j] is not None
+            and len(categories[j]) > 32
+            and 2 * len(categories[j]) > n_rows
         ]
         if many:
             listing = ", ".join(f"{name!r} ({k} values)" for name, k in many[:5])

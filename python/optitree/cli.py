@@ -1291,6 +1291,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
     for name, labels in fitted_labels.items():
         if name in frame.columns:
             frame[name] = _typed_like(frame[name], labels, name, args.data)
+    if not derived:
+        used = set(tree.used_features().tolist())
+        for j, (name, labels) in enumerate(fitted_labels.items()):
+            if labels and j in used:
+                _note_unseen(frame[name], labels, name)
     if derived:
         frame = _derive_binary(frame, sources, tree.feature_names, args.data)
     with warnings.catch_warnings(record=True) as caught:
@@ -1301,10 +1306,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
             classes = tree.class_names or list(range(tree.n_classes))
             for k, label in enumerate(classes):
                 result[f"proba_{label}"] = proba[:, k]
-    # A derived model's unseen cells were noted by their own column when derived.
-    unseen = [w for w in caught if issubclass(w.category, UnseenCategoryWarning)]
-    for note in [] if derived else sorted({str(w.message) for w in unseen}):
-        _note(note)
+    # Unseen cells were noted above by their column and file row (the library's warning names
+    # a derived feature, or counts rows from 0).
     for w in caught:
         if not issubclass(w.category, UnseenCategoryWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -1320,15 +1323,19 @@ def _typed_like(raw: Any, labels: Any, column: str, path: str) -> Any:
 
     A column the model splits by value (``labels`` None) must hold numbers (an error names
     the first cell that is not one; empty cells stay missing). In a column of categories that
-    are not text, the cells that spell one of them become it; the others stay as read (unseen).
+    are not text, cells that read as a number or a boolean become it (matched by value, as a
+    clean column would be: ``2.0`` is 2, ``TRUE`` is True); the others stay as read (unseen).
     """
     import numpy as np
     import pandas as pd
 
     if not (pd.api.types.is_object_dtype(raw) or pd.api.types.is_string_dtype(raw)):
         return raw
+    read = raw.astype(object).map(_parsed_cell)
     if labels is None:
-        values = pd.to_numeric(raw, errors="coerce")
+        values = pd.to_numeric(
+            read.map(lambda v: int(v) if isinstance(v, bool) else v), errors="coerce"
+        )
         bad = (values.isna() & raw.notna()).to_numpy()
         if bad.any():
             row = int(np.argmax(bad))
@@ -1339,13 +1346,52 @@ def _typed_like(raw: Any, labels: Any, column: str, path: str) -> Any:
         return values
     if not labels or all(isinstance(c, str) for c in labels):
         return raw
-    spelled: dict[str, Any] = {}
-    for label in labels:
-        spelled[str(label)] = label
-        if isinstance(label, bool):
-            spelled[str(label).lower()] = label
-    read = raw.astype(object)
-    return read.map(lambda v: spelled.get(v.strip(), v) if isinstance(v, str) else v)
+    # The model's own label objects, found by value (1.0 is the label 1, or True): pandas
+    # matches a lone 1.0 to no boolean label.
+    by_value = {label: label for label in labels}
+    return read.map(lambda v: by_value.get(v, v) if isinstance(v, (bool, float)) else v)
+
+
+#: How pandas spells booleans in a CSV file.
+_BOOLEANS = {
+    "True": True,
+    "TRUE": True,
+    "true": True,
+    "False": False,
+    "FALSE": False,
+    "false": False,
+}
+
+
+def _parsed_cell(cell: Any) -> Any:
+    """A CSV cell read as text, as a boolean or a number when it spells one, else as it is."""
+    if not isinstance(cell, str):
+        return cell
+    text = cell.strip()
+    if text in _BOOLEANS:
+        return _BOOLEANS[text]
+    try:
+        number = float(text)
+    except ValueError:
+        return cell
+    return number if math.isfinite(number) else cell
+
+
+def _note_unseen(raw: Any, labels: list[Any], column: str) -> None:
+    """Notes the cells of ``raw`` that are none of the model's ``labels`` (by value): the rows
+    stop where the tree splits on the column and are predicted there, as the library does."""
+    import numpy as np
+
+    unseen = (~raw.isin(labels)).to_numpy() & raw.notna().to_numpy()
+    if unseen.any():
+        row = int(np.argmax(unseen))
+        value = raw.iloc[row]
+        value = value.item() if isinstance(value, np.generic) else value
+        _note(
+            f"column {column!r} holds {int(unseen.sum())} value(s) not seen at fit time (the "
+            f"first: {value!r}, row {row + 1} after the header); where the tree splits "
+            "on it such rows stop and are predicted as the nearest node above with training rows"
+        )
 
 
 def _used_features(tree: Any, sources: list[dict[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
@@ -1387,18 +1433,15 @@ def _derive_binary(frame: Any, sources: list[dict[str, Any]], names: list[str], 
             columns[name] = np.where(values > source["above"], "yes", "no")
         elif "equals" in source:
             known = raw.isin(source["categories"]).to_numpy()
-            if not known.all() and source["column"] not in noted:
+            if source["column"] not in noted:
                 noted.add(source["column"])
-                row = int(np.argmax(~known))
-                _note(
-                    f"column {source['column']!r} holds {int((~known).sum())} value(s) not seen "
-                    f"at fit time (the first: {raw.iloc[row]!r} at row {row + 1} after the "
-                    "header); such rows stop at a split on it and are predicted with the class "
-                    "distribution of that node"
-                )
+                _note_unseen(raw, source["categories"], str(source["column"]))
             hit = (raw == source["equals"]).to_numpy()
             columns[name] = np.where(known, np.where(hit, "yes", "no"), "(unseen)")
         else:
+            if source["column"] not in noted and source.get("categories"):
+                noted.add(source["column"])
+                _note_unseen(raw, source["categories"], str(source["column"]))
             columns[name] = raw.to_numpy()
     return pd.DataFrame(columns)
 

@@ -111,8 +111,8 @@ class UnseenCategoryWarning(UserWarning):
     """Data to predict hold categories that were not seen at fit time.
 
     Such a row cannot follow a multiway split on that column: it stops there and is
-    predicted with the class distribution of the training rows that reached the node. The
-    message names the column, how many rows and the first such value.
+    predicted as that node predicts (the nearest node above with training rows). The message
+    names the column, how many rows and the first such value.
 
     Examples
     --------

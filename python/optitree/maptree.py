@@ -133,6 +133,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
     ('optimal', '((1)0(1))', 8.23608)
     """
 
+    _limit_covers_preparation = True
+
     def __init__(
         self,
         alpha: float = 0.95,
