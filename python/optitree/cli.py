@@ -1331,6 +1331,8 @@ def _typed_like(raw: Any, labels: Any, column: str, path: str) -> Any:
 
     if not (pd.api.types.is_object_dtype(raw) or pd.api.types.is_string_dtype(raw)):
         return raw
+    if labels is not None and (not labels or all(isinstance(c, str) for c in labels)):
+        return raw  # text categories: text is their type
     read = raw.astype(object).map(_parsed_cell)
     if labels is None:
         values = pd.to_numeric(
@@ -1344,8 +1346,6 @@ def _typed_like(raw: Any, labels: Any, column: str, path: str) -> Any:
                 f"but row {row + 1} after the header holds {raw.iloc[row]!r}"
             )
         return values
-    if not labels or all(isinstance(c, str) for c in labels):
-        return raw
     # The model's own label objects, found by value (1.0 is the label 1, or True): pandas
     # matches a lone 1.0 to no boolean label.
     by_value = {label: label for label in labels}
@@ -1421,6 +1421,9 @@ def _derive_binary(frame: Any, sources: list[dict[str, Any]], names: list[str], 
     noted = set()
     for name, source in zip(names, sources):
         raw = frame[str(source["column"])]
+        if "above" not in source and source.get("categories") and source["column"] not in noted:
+            noted.add(source["column"])
+            _note_unseen(raw, source["categories"], str(source["column"]))
         if "above" in source:
             values = pd.to_numeric(raw, errors="coerce")
             bad = values.isna().to_numpy()
@@ -1433,15 +1436,9 @@ def _derive_binary(frame: Any, sources: list[dict[str, Any]], names: list[str], 
             columns[name] = np.where(values > source["above"], "yes", "no")
         elif "equals" in source:
             known = raw.isin(source["categories"]).to_numpy()
-            if source["column"] not in noted:
-                noted.add(source["column"])
-                _note_unseen(raw, source["categories"], str(source["column"]))
             hit = (raw == source["equals"]).to_numpy()
             columns[name] = np.where(known, np.where(hit, "yes", "no"), "(unseen)")
         else:
-            if source["column"] not in noted and source.get("categories"):
-                noted.add(source["column"])
-                _note_unseen(raw, source["categories"], str(source["column"]))
             columns[name] = raw.to_numpy()
     return pd.DataFrame(columns)
 

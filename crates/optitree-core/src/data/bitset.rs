@@ -88,21 +88,6 @@ impl Bitset {
             }
             return sets;
         }
-        if n_values == 2 {
-            // A binary column (every binarised threshold): the `= 0` word is the complement of
-            // the `= 1` word within the rows.
-            for (wi, chunk) in column.chunks(WORD_BITS).enumerate() {
-                let ones = chunk.iter().enumerate().fold(0u64, |w, (i, &c)| {
-                    let c: u32 = c.into();
-                    debug_assert!(c < 2);
-                    w | (u64::from(c & 1) << i)
-                });
-                let rows = u64::MAX >> (WORD_BITS - chunk.len());
-                sets[0].words[wi] = !ones & rows;
-                sets[1].words[wi] = ones;
-            }
-            return sets;
-        }
         // Four accumulators, rows taking turns: consecutive rows often share a value, and
         // with one accumulator each update would wait for the previous one's store.
         let mut block = [[0u64; 64]; 4];
@@ -333,8 +318,8 @@ mod tests {
 
     #[test]
     fn partition_puts_each_row_in_its_value_set() {
-        // Every way of building (binary, a word per value up to 64 values, row by row beyond),
-        // and lengths on and off word boundaries, from four- and one-byte codes.
+        // Every way of building (binary bytes, a word per value up to 64 values, row by row
+        // beyond), and lengths on and off word boundaries, from four- and one-byte codes.
         for (len, n_values) in [
             (0, 3),
             (1, 1),

@@ -501,8 +501,12 @@ impl<'d, S: Score> Graph<'d, S> {
 
     /// The most nodes one expansion adds: one per value of every feature.
     fn most_new_nodes(&self) -> usize {
-        let cells = self.offsets.last().copied().unwrap_or(0); // (classes + 1) per value
-        cells / (self.data.n_classes() + 1)
+        self.table_cells() / (self.data.n_classes() + 1)
+    }
+
+    /// Cells of a count table: (classes + 1) per value of every feature.
+    fn table_cells(&self) -> usize {
+        self.offsets.last().copied().unwrap_or(0)
     }
 
     /// The most bytes the search may hold by the end of the next expansion, which the memory
@@ -517,7 +521,7 @@ impl<'d, S: Score> Graph<'d, S> {
         let rows = self.data.n_rows().div_ceil(64) * 8 + 16;
         // Split records: a feature and a start per split, a slot per child; the feature set.
         let records = 4 * (2 * n_features + new_nodes) + 4 * n_features + 32;
-        let table = self.offsets.last().copied().unwrap_or(0);
+        let table = self.table_cells();
         // Working buffers that may grow to an expansion's size: a count table and the heavy
         // child's copy of one, and per new child a summary, a wanted entry and a slot.
         let per_child = 2 * std::mem::size_of::<Summary<S>>() + 24 + 4;

@@ -336,8 +336,7 @@ pub fn solve(
         stats.set_count("duplicate_rules", rule_set.duplicates);
         stats.set_count("rank_deficient_subsets", rule_set.rank_deficient);
         stats.set_count("memory_bytes", rule_set.heap_bytes() as u64);
-        let depth = config.max_depth.unwrap_or(u32::MAX);
-        let (tree, scanned) = greedy_tree(&problem, config, depth, GREEDY_SCAN_WORDS);
+        let (tree, scanned) = greedy_tree(&problem, config, GREEDY_SCAN_WORDS);
         stats.set_count("greedy_rules_scanned", scanned);
         let root_leaf = problem.leaf_cost(&words::full(points.n_rows()));
         if tree == RuleTree::Leaf && root_leaf.is_infinite() {
@@ -420,16 +419,11 @@ const GREEDY_SCAN_WORDS: usize = 1 << 25;
 /// A tree grown greedily over the problem's rules, one split at a time, within `max_words`
 /// words of row-set work, and the number of (leaf, rule) pairs it scanned. Each step takes the
 /// split that lowers the cost most among the unused rules whose defining rows lie in the leaf
-/// (so the tree is proper) at a depth below `max_depth`; it stops at `n_splits` splits, or
+/// (so the tree is proper) at a depth below the config's `max_depth`; it stops at `n_splits` splits, or
 /// when no split lowers the cost (ties go to fewer splits), unless `exactly`, which takes the
 /// least costly feasible split each time. If `exactly` finds fewer than `n_splits`, the leaf
 /// comes back (no tree of that size was found).
-fn greedy_tree(
-    problem: &Problem<'_>,
-    config: &ProperConfig,
-    max_depth: u32,
-    max_words: usize,
-) -> (RuleTree, u64) {
+fn greedy_tree(problem: &Problem<'_>, config: &ProperConfig, max_words: usize) -> (RuleTree, u64) {
     struct Grown {
         rows: Vec<u64>,
         depth: u32,
@@ -437,6 +431,7 @@ fn greedy_tree(
     }
     let rules = problem.rules;
     let (k, exactly) = (config.n_splits, config.exactly);
+    let max_depth = config.max_depth.unwrap_or(u32::MAX);
     let per_rule = (problem.n_words() * (problem.n_classes() + 1)).max(1);
     // Each step scans every leaf (at most k + 1) against a prefix of the rules.
     let scan = rules.len().min(max_words / (per_rule * k.max(1) * (k + 1)));
