@@ -1216,6 +1216,25 @@ def test_tiny_weights_are_not_taken_for_zero():
     assert tiny.status_ == plain.status_ == "optimal"
 
 
+def test_weights_spanning_more_than_nine_orders_keep_every_row():
+    """Weights that are not decimal are rounded to 9 digits of the largest; one below half a
+    step used to become 0, so its row left the fit without a word."""
+    X = np.random.default_rng(1).integers(0, 2, size=(40, 3))
+    y = X[:, 0] ^ (X[:, 1] & X[:, 2])
+    w = np.full(40, np.pi)
+    w[[5, 7]] = np.pi * 1e-12
+    message = r"2 positive weight\(s\) below 5e-10 of it \(the first at row 5\)"
+    with pytest.warns(UserWarning, match=message):
+        clf = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=w)
+    kept = w.copy()
+    kept[[5, 7]] = np.pi * 1e-9  # what the rows now weigh
+    with pytest.warns(UserWarning, match="rounded") as caught:
+        same = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=kept)
+    assert "below 5e-10" not in str(caught[0].message)
+    assert clf.objective_ == same.objective_
+    np.testing.assert_array_equal(clf.tree_.value, same.tree_.value)
+
+
 def test_weights_that_are_not_decimal_keep_the_memory_limit_too():
     """Such weights are scaled to about 10^9, past what a closed child's slot holds: those
     children get nodes, and open children got an orphan node each as well (twice the nodes

@@ -58,16 +58,18 @@ def exact_penalty(penalty: Any) -> Fraction:
     return value
 
 
-def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, bool, float]:
-    """Whole-number weights with the same ratios as ``sample_weight``; whether exact; the scale.
+def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, str, float]:
+    """Whole-number weights with the same ratios as ``sample_weight``; how they were rounded
+    (``""`` when exact); the scale.
 
     Weights that become whole numbers after scaling by 10**k (k <= 6) are exact, as long as
     they add up to less than 2**52 (the search counts weight sums exactly); others are rounded to
-    9 significant digits relative to the largest weight. The whole numbers are about ``scale``
-    times the weights.
+    9 significant digits relative to the largest weight, and a positive weight below half of
+    that step counts as one step rather than vanishing (its row stays in the fit). The whole
+    numbers are about ``scale`` times the weights.
     """
     if sample_weight is None:
-        return None, True, 1.0
+        return None, "", 1.0
     for k in range(7):
         scaled = sample_weight * 10**k
         whole = np.round(scaled)
@@ -76,9 +78,21 @@ def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None
         near = np.abs(scaled - whole) <= 1e-9 * np.maximum(1.0, scaled)
         if np.all(near & ((whole > 0) | (sample_weight == 0))):
             if scaled.sum() < 2**52:
-                return whole, True, float(10**k)
+                return whole, "", float(10**k)
     scale = 1e9 / sample_weight.max()
-    return np.round(sample_weight * scale), False, scale
+    whole = np.round(sample_weight * scale)
+    note = (
+        "sample weights are not decimal numbers with at most 6 places adding up to less than "
+        "2**52; they were rounded to 9 significant digits relative to the largest weight"
+    )
+    vanishing = (whole == 0) & (sample_weight > 0)
+    if vanishing.any():
+        whole[vanishing] = 1.0
+        note += (
+            f", and {int(vanishing.sum())} positive weight(s) below 5e-10 of it (the first at "
+            f"row {int(np.argmax(vanishing))}) count as 1e-9 of it rather than as 0"
+        )
+    return whole, note, scale
 
 
 class BranchesClassifier(BaseTreeClassifier):
@@ -283,15 +297,9 @@ class BranchesClassifier(BaseTreeClassifier):
         data = self._prepare_fit(X, y, sample_weight)
         if isinstance(self.categorical, str) and self.categorical == "auto":
             self._warn_lookup_columns(X, data)
-        weights, exact, scale = integer_weights(data.sample_weight)
-        if not exact:
-            warnings.warn(
-                "sample weights are not decimal numbers with at most 6 places adding up to "
-                "less than 2**52; they were rounded to 9 significant digits relative to the "
-                "largest weight",
-                UserWarning,
-                stacklevel=2,
-            )
+        weights, rounding, scale = integer_weights(data.sample_weight)
+        if rounding:
+            warnings.warn(rounding, UserWarning, stacklevel=2)
         search = functools.partial(
             _core.fit_branches,
             data.view.codes,
