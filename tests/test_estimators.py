@@ -10,6 +10,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import optitree
 from optitree import NotProvenOptimalWarning, StumpClassifier, export_text
 from optitree.datasets import load_monks
 from optitree.exceptions import DataError, InvalidParameterError, UnseenCategoryWarning
@@ -238,3 +239,20 @@ def test_unseen_categories_warn_at_the_callers_line_and_never_on_training_data()
     assert "holds 2 value(s)" in str(caught[0].message) and "'green' at row 1" in str(
         caught[0].message
     )
+
+
+@pytest.mark.parametrize("name", ["BranchesClassifier", "MAPTreeClassifier"])
+def test_unseen_categories_warn_only_for_columns_the_tree_reads(name):
+    """A value never seen at fit time in a column the tree does not split changes no
+    prediction: warning about it would send the user hunting for a problem that is not there."""
+    X = pd.DataFrame({"shape": list("aabb") * 5, "noise": list("xyzw") * 5})
+    y = [0, 0, 1, 1] * 5
+    clf = getattr(optitree, name)().fit(X, y)
+    assert "shape" in export_text(clf.tree_) and "noise" not in export_text(clf.tree_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnseenCategoryWarning)
+        assert clf.predict(X.assign(noise="new")).tolist() == y
+        if name == "BranchesClassifier":  # its tree reads the input columns themselves
+            assert clf.tree_.predict(X.assign(noise="new")).tolist() == y
+    with pytest.warns(UnseenCategoryWarning, match="column 'shape'"):
+        clf.predict(X.assign(shape="new"))

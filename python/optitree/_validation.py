@@ -46,6 +46,7 @@ import numbers
 import os
 import sys
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -847,9 +848,10 @@ def _encode_new(
     estimator_name: str = "optitree",
     unknown: str = "code",
     warn_names: bool = False,
+    warn_columns: Collection[int] | None = None,
 ) -> np.ndarray:
     """:func:`encode_predict` with a choice for unseen categories ('code' -> -1; 'warn' -> -1
-    with an :class:`UnseenCategoryWarning`; or 'error')."""
+    with an :class:`UnseenCategoryWarning`, only for ``warn_columns`` if given; or 'error')."""
     if len(feature_names) != len(categories):
         raise InvalidParameterError(
             f"feature_names has {len(feature_names)} entries but categories has "
@@ -869,7 +871,9 @@ def _encode_new(
         if labels is None:
             out[:, j] = _predict_numeric(name, table, column, allow_nan=allow_nan)
         else:
-            out[:, j] = _predict_categorical(name, table, column, labels, unknown=unknown)
+            quiet = unknown == "warn" and warn_columns is not None and j not in warn_columns
+            action = "code" if quiet else unknown
+            out[:, j] = _predict_categorical(name, table, column, labels, unknown=action)
     return out
 
 
@@ -883,6 +887,7 @@ def encode_predict(
     allow_reorder: bool = True,
     estimator_name: str = "optitree",
     warn_names: bool = False,
+    warn_columns: Collection[int] | None = None,
 ) -> np.ndarray:
     """Encode new data with the schema found by :func:`encode_fit`.
 
@@ -892,7 +897,9 @@ def encode_predict(
     the row stops at that node and is predicted with the class distribution
     of the node where it stopped (the training rows that reached that node).
     An :class:`~optitree.exceptions.UnseenCategoryWarning` names each column
-    that holds such values, with their count and the first one.
+    that holds such values, with their count and the first one (only the
+    columns in ``warn_columns`` when it is given: a model warns about the
+    columns its tree reads, not about those no prediction depends on).
 
     Parameters
     ----------
@@ -923,6 +930,9 @@ def encode_predict(
         Warn, as scikit-learn's estimators do, when X is a DataFrame with
         string column names and fit saw none (``check_names=False``), or when
         fit saw names (``check_names=True``) and X has none.
+    warn_columns : collection of int, optional
+        Positions (in ``feature_names``) of the columns whose unseen categories
+        warn; ``None`` (default): every column.
 
     Returns
     -------
@@ -964,6 +974,7 @@ def encode_predict(
         estimator_name=estimator_name,
         unknown="warn",
         warn_names=warn_names,
+        warn_columns=warn_columns,
     )
 
 

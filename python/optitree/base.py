@@ -320,7 +320,13 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             check_names=hasattr(self, "feature_names_in_"),
             estimator_name=type(self).__name__,
             warn_names=True,
+            warn_columns=self._columns_read(),
         )
+
+    def _columns_read(self) -> set[int]:
+        """Positions of the input columns the tree's splits read: an unseen category in any
+        other column changes no prediction, so it does not warn."""
+        return set(self.tree_.used_features().tolist())
 
     def _router(self) -> Tree:
         """The tree that routes the rows of ``_predict_matrix``, with ``tree_``'s node numbers:

@@ -280,6 +280,10 @@ class MAPTreeClassifier(BaseTreeClassifier):
         # derives no others): on wide numeric data they are a handful of 30,000.
         return self._compact()[0]
 
+    def _columns_read(self) -> set[int]:
+        # The tree splits binary features; each reads one input column.
+        return {self._binary_spec[f][2][0] for f in self.tree_.used_features().tolist()}
+
     def _predict_matrix(self, X: Any) -> np.ndarray:
         encoded = super()._predict_matrix(X)
         return _apply_binary(encoded, self._binary_spec, self._compact()[1])

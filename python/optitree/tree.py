@@ -398,7 +398,8 @@ class Tree:
             if _is_frame(X) or _has_objects(X):
                 names = self.feature_names or [f"x{i}" for i in range(self.n_features)]
                 cats = self.categories or [None] * self.n_features
-                return encode_predict(X, names, cats)
+                read = set(self.used_features().tolist())
+                return encode_predict(X, names, cats, warn_columns=read)
         try:
             arr = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
