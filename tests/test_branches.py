@@ -1268,6 +1268,27 @@ def test_a_time_limit_spent_preparing_wide_numeric_data_says_so(estimator):
     assert not any("Preparing" in str(w.message) for w in caught)
 
 
+@pytest.mark.parametrize("estimator", [BranchesClassifier, MAPTreeClassifier])
+def test_a_limit_that_stops_a_wide_search_at_once_names_the_width_and_the_remedy(estimator):
+    """An expansion holds a split on every feature: on 2,394 thresholds a small memory limit
+    stops the search before its first one, and the warning said only 'memory_limit'."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = rng.integers(0, 2, 400)
+    remedy = "max_thresholds=32" if estimator is BranchesClassifier else "ThresholdBinarizer"
+    with pytest.warns(NotProvenOptimalWarning, match="memory_limit") as caught:
+        clf = estimator(memory_limit=20_000).fit(X, y)
+    assert clf.statistics_["expansions"] == 0
+    message = str(caught[0].message)
+    assert "no room for the first expansion" in message and "2,394 features" in message
+    assert "all of them candidate thresholds of 6 numeric column(s)" in message
+    assert remedy in message
+    # Narrow data stopped by the same limit: the width is not the cause, and not blamed.
+    with pytest.warns(NotProvenOptimalWarning, match="memory_limit") as caught:
+        estimator(memory_limit=20_000).fit(X[:, :1], y)  # 399 thresholds
+    assert "features" not in str(caught[0].message)
+
+
 def test_an_integer_quantity_split_as_categories_is_pointed_out():
     """categorical='auto' splits integer columns multiway; an amount with about as many values
     as rows becomes a lookup table (test accuracy 0.51 where thresholds gave 1.0)."""

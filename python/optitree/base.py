@@ -145,6 +145,11 @@ def categorical_view(
 #: four), which its data layer then indexes.
 MAX_VIEW_BYTES = 2 << 30
 
+#: A search stopped by a limit after at most this many expansions, on data of at least
+#: ``WIDE_FEATURES`` features, is told that the width is the cause (and the remedy).
+WIDE_FEW_EXPANSIONS = 10
+WIDE_FEATURES = 1_000
+
 
 def _check_view_size(
     enc: EncodedInput, n_rows: int, n_features: int, dtype: np.dtype, max_thresholds: int | None
@@ -275,10 +280,25 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         if self.status_ != "optimal":
             warnings.warn(
                 f"{type(self).__name__} stopped with status {self.status_!r} before proving "
-                f"optimality; {self._unproven_note()}{self._preparation_note(data)}",
+                f"optimality; {self._unproven_note()}{self._limit_note(data)}",
                 NotProvenOptimalWarning,
                 stacklevel=3,
             )
+
+    def _limit_note(self, data: FitData) -> str:
+        """Why a limit cut the search short when the data's width is the cause (preparing them
+        took half the time limit, or the search made almost no expansions): the remedy is
+        fewer features, not a larger limit."""
+        if self.status_ not in ("time_limit", "memory_limit"):
+            return ""
+        return self._preparation_note(data) or self._width_note(data)
+
+    def _threshold_remedy(self) -> str:
+        return (
+            "max_thresholds=32"
+            if "max_thresholds" in self.get_params()
+            else "optitree.preprocessing.ThresholdBinarizer(max_thresholds=32) beforehand"
+        )
 
     def _preparation_note(self, data: FitData) -> str:
         """Why a time limit left the search little time, when preparing wide numeric data took
@@ -291,16 +311,39 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         if data.seconds < limit / 2:
             return ""
         columns = len({j for j, t in data.view.source if t is not None})
-        remedy = (
-            "max_thresholds=32"
-            if "max_thresholds" in self.get_params()
-            else "optitree.preprocessing.ThresholdBinarizer(max_thresholds=32) beforehand"
-        )
         return (
             f". Preparing the data took {data.seconds:.1f} s of the {limit:g} s limit: "
             f"{columns} numeric column(s) give {thresholds:,} binary features (one per "
             f"candidate threshold) on {len(data.y):,} rows; fewer thresholds per column (for "
-            f"example {remedy}) leave the search its time"
+            f"example {self._threshold_remedy()}) leave the search its time"
+        )
+
+    def _width_note(self, data: FitData) -> str:
+        """Why a search over thousands of features stopped after a handful of expansions: each
+        one weighs a split on every feature."""
+        expansions = self.statistics_.get("expansions")
+        features = len(data.view.source)
+        if expansions is None or expansions > WIDE_FEW_EXPANSIONS or features < WIDE_FEATURES:
+            return ""
+        if self.status_ == "memory_limit" and expansions == 0:
+            note = (
+                f". The memory limit left no room for the first expansion, which holds a split "
+                f"on each of the data's {features:,} features"
+            )
+        else:
+            note = (
+                f". The search made only {expansions} expansion(s): each weighs a split on "
+                f"every one of the data's {features:,} features"
+            )
+        thresholds = sum(t is not None for _, t in data.view.source)
+        if thresholds * 2 < features:
+            return note
+        columns = len({j for j, t in data.view.source if t is not None})
+        share = "all" if thresholds == features else f"{thresholds:,}"
+        return (
+            f"{note}, {share} of them candidate thresholds of {columns} numeric column(s); "
+            f"fewer thresholds per column (for example {self._threshold_remedy()}) make an "
+            f"expansion smaller and faster"
         )
 
     def _unproven_note(self) -> str:
