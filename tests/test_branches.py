@@ -1230,7 +1230,8 @@ def test_weights_spanning_more_than_nine_orders_keep_every_row():
     kept[[5, 7]] = np.pi * 1e-9  # what the rows now weigh
     with pytest.warns(UserWarning, match="rounded") as caught:
         same = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=kept)
-    assert "below 5e-10" not in str(caught[0].message)
+    (rounding,) = [str(w.message) for w in caught if "rounded" in str(w.message)]
+    assert "below 5e-10" not in rounding
     assert clf.objective_ == same.objective_
     np.testing.assert_array_equal(clf.tree_.value, same.tree_.value)
 
@@ -1287,6 +1288,28 @@ def test_a_limit_that_stops_a_wide_search_at_once_names_the_width_and_the_remedy
     with pytest.warns(NotProvenOptimalWarning, match="memory_limit") as caught:
         estimator(memory_limit=20_000).fit(X[:, :1], y)  # 399 thresholds
     assert "features" not in str(caught[0].message)
+
+
+def test_the_width_note_counts_the_features_searched_and_offers_only_a_remedy_that_helps():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    # MAPTree searches a binary feature per category: 120 columns of 10 make 1,200.
+    frame = pd.DataFrame({f"c{j}": rng.integers(0, 10, 300).astype(str) for j in range(120)})
+    with pytest.warns(NotProvenOptimalWarning, match="memory_limit") as caught:
+        MAPTreeClassifier(memory_limit=20_000).fit(frame, y)
+    assert "the data's 1,200 features" in str(caught[0].message)
+    assert "thresholds" not in str(caught[0].message)
+    # Already few thresholds a column (max_thresholds, or 0/1 floats: one each): the note names
+    # the width and suggests nothing that would change it.
+    X = rng.normal(size=(300, 150))
+    for clf, data in [
+        (BranchesClassifier(max_thresholds=8, memory_limit=20_000), X),
+        (BranchesClassifier(memory_limit=20_000), (rng.normal(size=(300, 1200)) > 0) * 1.0),
+    ]:
+        with pytest.warns(NotProvenOptimalWarning, match="memory_limit") as caught:
+            clf.fit(data, y)
+        message = str(caught[0].message)
+        assert "no room for the first expansion" in message and "max_thresholds" not in message
 
 
 def test_an_integer_quantity_split_as_categories_is_pointed_out():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -149,6 +150,8 @@ MAX_VIEW_BYTES = 2 << 30
 #: ``WIDE_FEATURES`` features, is told that the width is the cause (and the remedy).
 WIDE_FEW_EXPANSIONS = 10
 WIDE_FEATURES = 1_000
+#: Thresholds per numeric column the warnings suggest when a column has more.
+FEW_THRESHOLDS = 32
 
 
 def _check_view_size(
@@ -293,37 +296,54 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             return ""
         return self._preparation_note(data) or self._width_note(data)
 
-    def _threshold_remedy(self) -> str:
+    def _search_source(self, data: FitData) -> list[tuple[int, Any]]:
+        """``(input column, threshold or None)`` of each feature the search splits."""
+        return data.view.source
+
+    def _threshold_remedy(self, per_column: Counter[int]) -> str:
+        """Fewer thresholds per column, when some column has more than that would leave."""
+        if max(per_column.values(), default=0) <= FEW_THRESHOLDS:
+            return ""  # already few a column (0/1 floats, or max_thresholds set): no remedy
         return (
-            "max_thresholds=32"
+            f"max_thresholds={FEW_THRESHOLDS}"
             if "max_thresholds" in self.get_params()
-            else "optitree.preprocessing.ThresholdBinarizer(max_thresholds=32) beforehand"
+            else f"optitree.preprocessing.ThresholdBinarizer(max_thresholds={FEW_THRESHOLDS}) "
+            "beforehand"
         )
 
     def _preparation_note(self, data: FitData) -> str:
         """Why a time limit left the search little time, when preparing wide numeric data took
         half of it or more: the remedy is fewer thresholds, not more time."""
         limit = getattr(self, "time_limit", None)
-        thresholds = sum(t is not None for _, t in data.view.source)
+        per_column = Counter(j for j, t in self._search_source(data) if t is not None)
+        thresholds = per_column.total()
         covered = self._limit_covers_preparation
         if self.status_ != "time_limit" or not limit or not covered or thresholds == 0:
             return ""
         if data.seconds < limit / 2:
             return ""
-        columns = len({j for j, t in data.view.source if t is not None})
+        remedy = self._threshold_remedy(per_column)
         return (
             f". Preparing the data took {data.seconds:.1f} s of the {limit:g} s limit: "
-            f"{columns} numeric column(s) give {thresholds:,} binary features (one per "
-            f"candidate threshold) on {len(data.y):,} rows; fewer thresholds per column (for "
-            f"example {self._threshold_remedy()}) leave the search its time"
+            f"{len(per_column)} numeric column(s) give {thresholds:,} binary features (one per "
+            f"candidate threshold) on {len(data.y):,} rows"
+            + (
+                f"; fewer thresholds per column (for example {remedy}) leave the search its time"
+                if remedy
+                else ""
+            )
         )
 
     def _width_note(self, data: FitData) -> str:
         """Why a search over thousands of features stopped after a handful of expansions: each
         one weighs a split on every feature."""
         expansions = self.statistics_.get("expansions")
-        features = len(data.view.source)
-        if expansions is None or expansions > WIDE_FEW_EXPANSIONS or features < WIDE_FEATURES:
+        if expansions is None:
+            return ""
+        expansions += self.statistics_.get("fallback_expansions", 0)  # Branches at penalty 0
+        source = self._search_source(data)
+        features = len(source)
+        if expansions > WIDE_FEW_EXPANSIONS or features < WIDE_FEATURES:
             return ""
         if self.status_ == "memory_limit" and expansions == 0:
             note = (
@@ -335,15 +355,16 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 f". The search made only {expansions} expansion(s): each weighs a split on "
                 f"every one of the data's {features:,} features"
             )
-        thresholds = sum(t is not None for _, t in data.view.source)
-        if thresholds * 2 < features:
+        per_column = Counter(j for j, t in source if t is not None)
+        thresholds = per_column.total()
+        remedy = self._threshold_remedy(per_column)
+        if thresholds * 2 < features or not remedy:
             return note
-        columns = len({j for j, t in data.view.source if t is not None})
         share = "all" if thresholds == features else f"{thresholds:,}"
         return (
-            f"{note}, {share} of them candidate thresholds of {columns} numeric column(s); "
-            f"fewer thresholds per column (for example {self._threshold_remedy()}) make an "
-            f"expansion smaller and faster"
+            f"{note}, {share} of them candidate thresholds of {len(per_column)} numeric "
+            f"column(s); fewer thresholds per column (for example {remedy}) make an expansion "
+            "smaller and faster"
         )
 
     def _unproven_note(self) -> str:

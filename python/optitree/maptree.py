@@ -28,7 +28,7 @@ from optitree._params import (
     check_verbose,
     time_left,
 )
-from optitree.base import BaseTreeClassifier, integer_columns
+from optitree.base import BaseTreeClassifier, FitData, integer_columns
 from optitree.exceptions import InternalError, InvalidParameterError
 from optitree.tree import Tree
 
@@ -279,6 +279,10 @@ class MAPTreeClassifier(BaseTreeClassifier):
         # Rows are routed over the binary features the tree splits only (`_predict_matrix`
         # derives no others): on wide numeric data they are a handful of 30,000.
         return self._compact()[0]
+
+    def _search_source(self, data: FitData) -> list[tuple[int, Any]]:
+        # A column of more than two categories is one binary feature per category here.
+        return [source for _, _, source in self._binary_spec]
 
     def _columns_read(self) -> set[int]:
         # The tree splits binary features; each reads one input column.
