@@ -49,7 +49,7 @@ def provenance() -> str:
 
     try:
         commit = git("rev-parse", "--short", "HEAD") or "unknown"
-        changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!*/results")
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!*/results/*")
         measured = commit + (" with uncommitted changes" if changed else "")
     except OSError:  # no git here
         measured = "unknown"
