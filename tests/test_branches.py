@@ -1234,6 +1234,12 @@ def test_weights_spanning_more_than_nine_orders_keep_every_row():
     assert "below 5e-10" not in rounding
     assert clf.objective_ == same.objective_
     np.testing.assert_array_equal(clf.tree_.value, same.tree_.value)
+    # Weights near the smallest floats: the scale to whole numbers (1e9 over the largest) was
+    # past the largest float, and the fit failed on 'sample_weight[0] = inf'.
+    with pytest.warns(UserWarning, match="rounded"):
+        tiny = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=kept * 1e-300)
+    assert tiny.objective_ == same.objective_
+    np.testing.assert_allclose(tiny.tree_.value, same.tree_.value * 1e-300, rtol=1e-12)
 
 
 def test_weights_that_are_not_decimal_keep_the_memory_limit_too():

@@ -58,18 +58,21 @@ def exact_penalty(penalty: Any) -> Fraction:
     return value
 
 
-def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None, str, float]:
+def integer_weights(
+    sample_weight: np.ndarray | None,
+) -> tuple[np.ndarray | None, str, tuple[float, float]]:
     """Whole-number weights with the same ratios as ``sample_weight``; how they were rounded
-    (``""`` when exact); the scale.
+    (``""`` when exact); ``(divisor, factor)``: a whole number ``x`` weighs ``x / divisor *
+    factor`` (a pair, so that weights of 1e-305 need no scale past the largest float).
 
     Weights that become whole numbers after scaling by 10**k (k <= 6) are exact, as long as
     they add up to less than 2**52 (the search counts weight sums exactly); others are rounded to
     9 significant digits relative to the largest weight, and a positive weight below half of
     that step counts as one step rather than vanishing (its row stays in the fit). The whole
-    numbers are about ``scale`` times the weights.
+    numbers are about ``divisor / factor`` times the weights.
     """
     if sample_weight is None:
-        return None, "", 1.0
+        return None, "", (1.0, 1.0)
     for k in range(7):
         scaled = sample_weight * 10**k
         whole = np.round(scaled)
@@ -78,9 +81,9 @@ def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None
         near = np.abs(scaled - whole) <= 1e-9 * np.maximum(1.0, scaled)
         if np.all(near & ((whole > 0) | (sample_weight == 0))):
             if scaled.sum() < 2**52:
-                return whole, "", float(10**k)
-    scale = 1e9 / sample_weight.max()
-    whole = np.round(sample_weight * scale)
+                return whole, "", (float(10**k), 1.0)
+    top = float(sample_weight.max())
+    whole = np.round(sample_weight / top * 1e9)
     note = (
         "sample weights are not decimal numbers with at most 6 places adding up to less than "
         "2**52; they were rounded to 9 significant digits relative to the largest weight"
@@ -92,7 +95,7 @@ def integer_weights(sample_weight: np.ndarray | None) -> tuple[np.ndarray | None
             f", and {int(vanishing.sum())} positive weight(s) below 5e-10 of it (the first at "
             f"row {int(np.argmax(vanishing))}) count as 1e-9 of it rather than as 0"
         )
-    return whole, note, scale
+    return whole, note, (1e9, top)
 
 
 class BranchesClassifier(BaseTreeClassifier):
@@ -297,7 +300,7 @@ class BranchesClassifier(BaseTreeClassifier):
         data = self._prepare_fit(X, y, sample_weight)
         if isinstance(self.categorical, str) and self.categorical == "auto":
             self._warn_lookup_columns(X, data)
-        weights, rounding, scale = integer_weights(data.sample_weight)
+        weights, rounding, (divisor, factor) = integer_weights(data.sample_weight)
         if rounding:
             warnings.warn(rounding, UserWarning, stacklevel=2)
         search = functools.partial(
@@ -335,11 +338,11 @@ class BranchesClassifier(BaseTreeClassifier):
             other = search(fewest_splits=False, time_limit=time_left(time_limit, started))
             result = _better_of(result, other)
         self._finish_fit(result, data)
-        if scale != 1.0:
+        if (divisor, factor) != (1.0, 1.0):
             # The core counted integer_weights' whole numbers (750 for 0.75): the tree keeps
             # the weighted class totals. Divided, not re-summed, so that its ties stay ties and
             # predict picks the classes the search scored.
-            totals = self.tree_.value / scale
+            totals = self.tree_.value / divisor * factor
             totals.setflags(write=False)
             self.tree_.value = totals
         accuracy = self._rescored_accuracy(data, weights)
