@@ -424,6 +424,32 @@ def test_midpoints_of_neighbouring_and_extreme_floats():
     )
 
 
+def test_midpoints_of_short_decimals_read_as_short_decimals():
+    """1.7 + 1.9 rounds down in binary, so the midpoint was 1.7999999999999998 and trees read
+    'petal length <= 1.7999999999999998'. Now 1.8: the same sides for every row."""
+    b = ThresholdBinarizer().fit([[1.7], [1.9], [3.0], [0.1], [0.2], [-2.2], [-1.1]])
+    assert b.thresholds_[0].tolist() == [-1.65, -0.5, 0.15, 0.95, 1.8, 2.45]
+    assert b.get_feature_names_out().tolist()[4] == "x0 <= 1.8"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300)
+        | st.integers(-(10**6), 10**6).map(lambda k: k / 1000),
+        min_size=2,
+        max_size=30,
+    )
+)
+def test_every_midpoint_is_the_exact_one_to_a_few_ulps_and_splits_the_same(values):
+    distinct = np.unique(np.array(values, dtype=float))
+    got = ThresholdBinarizer().fit(distinct.reshape(-1, 1)).thresholds_[0]
+    lower, upper = distinct[:-1], distinct[1:]
+    assert np.all((lower <= got) & (got < upper))  # the same rows on each side
+    exact = lower / 2 + upper / 2
+    assert np.all(np.abs(got - exact) <= 1e-14 * np.maximum(np.abs(exact), 1e-300) + 1e-300)
+
+
 def test_midpoints_with_max_thresholds_are_evenly_spaced():
     X = np.arange(101, dtype=float).reshape(-1, 1)
     b = ThresholdBinarizer(max_thresholds=4).fit(X)

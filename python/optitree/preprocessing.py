@@ -627,7 +627,38 @@ def _midpoints(values: np.ndarray) -> np.ndarray:
     mid[overflow] = lower[overflow] / 2 + upper[overflow] / 2
     # For neighbouring floats the midpoint may round up to `upper`; "x <= t" would then
     # put `upper` on the wrong side.
-    return np.where(mid >= upper, lower, mid)
+    mid = np.where(mid >= upper, lower, mid)
+    return _shortest_nearby(mid, lower, upper)
+
+
+def _shortest_nearby(mid: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Each midpoint replaced by the float of the shortest decimal within a few ulps of it that
+    still lies in [lower, upper): 1.7 and 1.9 give 1.8, not 1.7999999999999998 (their sum
+    rounds down), so that a tree reads ``x <= 1.8``. Rows fall on the same sides."""
+    out = mid.copy()
+    magnitude = np.abs(mid)
+    todo = np.flatnonzero((magnitude > 1e-250) & (magnitude < 1e250))
+    exponent = np.floor(np.log10(magnitude[todo]))
+    for digits in range(1, 16):
+        if len(todo) == 0:
+            break
+        decimals = digits - 1 - exponent
+        m = mid[todo]
+        with np.errstate(over="ignore", invalid="ignore"):
+            # Both branches divide or multiply a whole number by an exact power of ten, so the
+            # result is the float nearest the decimal.
+            up = 10.0 ** np.abs(decimals)
+            shorter = np.where(decimals >= 0, np.round(m * up) / up, np.round(m / up) * up)
+        fits = (
+            np.isfinite(shorter)
+            & (shorter >= lower[todo])
+            & (shorter < upper[todo])
+            & (np.abs(shorter - m) <= 4e-15 * np.abs(m))
+        )
+        out[todo[fits]] = shorter[fits]
+        keep = ~fits
+        todo, exponent = todo[keep], exponent[keep]
+    return out
 
 
 def format_threshold(value: float) -> str:
