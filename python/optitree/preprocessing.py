@@ -692,7 +692,9 @@ class ThresholdBinarizer(_Transformer):
     writes one 0/1 column per threshold: 1 if ``x <= t``, else 0. A tree on
     these columns is a tree of threshold splits on the original features;
     ``threshold_columns_`` maps each output column back to its feature and
-    threshold.
+    threshold. A midpoint is written as the shortest decimal within a few
+    ulps of it that leaves every training value on its side: between 1.7 and
+    1.9 it is 1.8, not 1.7999999999999998 (the float sum of the two).
 
     Parameters
     ----------
