@@ -693,3 +693,56 @@ fn a_solve_stopped_before_its_search_returns_a_greedy_tree() {
         "greedy found exactly three splits {exactly_three} times of 10"
     );
 }
+
+/// A search stopped before it tried a split holds a leaf; the greedy tree replaces it when it
+/// costs less, and a better searched tree is kept (more time never gives a worse tree).
+#[test]
+fn a_stopped_search_returns_the_greedy_tree_where_it_costs_less() {
+    let mut rng = SplitMix::new(5);
+    let mut replaced = 0;
+    for case in 0..30 {
+        let n = 10 + rng.below(10);
+        let points = random_points(&mut rng, n, 2);
+        let y = labels(&mut rng, n, 2);
+        let cfg = ProperConfig {
+            rules: spec([Family::Axis, Family::Hyperplane][case % 2]),
+            ..config(3, false, EngineChoice::Auto)
+        };
+        let set = rules::generate(&points, cfg.rules, false, &Budget::unlimited()).unwrap();
+        let p = Problem::new(&set, &y, 2, Objective::Misclassification, 0);
+        let all = words::full(n);
+        let mut stats = crate::search::Stats::new();
+        let leaf = p.leaf_cost(&all);
+        let got = super::or_greedy(&p, &cfg, Some(RuleTree::Leaf), &mut stats).unwrap();
+        let (greedy, _) = super::greedy_tree(&p, &cfg, super::GREEDY_SCAN_WORDS);
+        let greedy_cost = super::tree_cost(&p, &greedy, &all);
+        assert_eq!(
+            super::tree_cost(&p, &got, &all),
+            greedy_cost.min(leaf),
+            "case {case}"
+        );
+        replaced += usize::from(greedy_cost < leaf);
+        // The optimum is kept whatever the greedy tree costs.
+        let best = super::solve(&points, &y, 2, &cfg, &Budget::unlimited(), None).unwrap();
+        let optimal = topdown::solve(
+            &p,
+            &topdown::Candidates::new(&p, &points, false),
+            3,
+            usize::MAX,
+            1,
+            &Budget::unlimited(),
+            None,
+        )
+        .tree;
+        let kept = super::or_greedy(&p, &cfg, Some(optimal), &mut stats).unwrap();
+        assert_eq!(
+            super::tree_cost(&p, &kept, &all),
+            best.solution.cost,
+            "case {case}"
+        );
+    }
+    assert!(
+        replaced >= 20,
+        "the greedy tree beat the leaf {replaced} times of 30"
+    );
+}
