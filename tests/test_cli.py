@@ -252,6 +252,18 @@ def test_fit_quiet(capsys):
     assert result_lines(out)["status"] == "optimal"
 
 
+@pytest.mark.parametrize("fmt", ["json", "dot"])
+def test_fit_quiet_still_writes_dot_or_json(capsys, fmt):
+    # The tree is the output asked for: --quiet silences only the summary around it.
+    code, out, err = run(capsys, "fit", "--dataset", "monks-1", "--format", fmt, "--quiet")
+    assert code == 0
+    if fmt == "json":
+        assert json.loads(out)["metadata"]["status"] == "optimal"
+    else:
+        assert out.startswith("digraph")
+    assert "rows:" not in err and result_lines(err)["status"] == "optimal"
+
+
 def test_fit_csv_with_target(capsys, table_csv):
     code, out, err = run(capsys, "fit", table_csv, "--target", "label")
     assert code == 0, err

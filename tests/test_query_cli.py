@@ -211,3 +211,14 @@ def test_worst_case_bound_and_status_names():
     qt = QueryTree(cost_base=math.inf).fit(B)
     assert qt.criterion_ == "worst-case" and qt.lower_bound_ == 3.0
     assert qt.status_ in optitree._core.status_names()
+
+
+def test_cli_predict_refuses_a_question_tree_by_name(plain_csv, tmp_path, capsys):
+    model = tmp_path / "questions.json"
+    build = ["query", str(plain_csv), "--name", "name", "--prior", "weight", "--format", "json"]
+    assert main([*build, "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(plain_csv)]) != 0
+    err = capsys.readouterr().err
+    assert "holds a question tree" in err and "optitree fit --save" in err
+    assert "Traceback" not in err

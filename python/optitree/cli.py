@@ -605,7 +605,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet",
         "-q",
         action="store_true",
-        help="print only the result lines, not the data summary nor the tree",
+        help="print only the result lines, not the data summary nor (with --format text) the "
+        "tree; DOT or JSON still goes to standard output",
     )
 
     # -- predict -----------------------------------------------------------------------------
@@ -1171,18 +1172,18 @@ def cmd_fit(args: argparse.Namespace) -> int:
         # MAPTree's tree splits derived 0/1 features: how to derive them from the columns.
         metadata["binary_features"] = _json_safe(estimator._binary_sources())
 
-    if not args.quiet:
-        if args.format == "text":
+    if args.format == "text":
+        if not args.quiet:
             out.write("\n" + export_text(tree) + "\n")
-        else:
-            out.flush()
-            text = (
-                export_dot(tree)
-                if args.format == "dot"
-                else to_json(tree, metadata=metadata, indent=2)
-            )
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
+    else:
+        # DOT or JSON is the output asked for: --quiet silences only the text around it.
+        out.flush()
+        text = (
+            export_dot(tree) if args.format == "dot" else to_json(tree, metadata=metadata, indent=2)
+        )
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        if not args.quiet:
             out.write("\n")
     results = (
         (objective_name, _fmt(objective)),
@@ -1249,8 +1250,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from optitree import UnseenCategoryWarning
+    from optitree.tree import Tree
 
     tree, metadata = _load_model(args.model)
+    if not isinstance(tree, Tree):
+        # A question tree identifies one object by asking; it has no rows of features to read.
+        raise CLIError(
+            f"{args.model} holds a question tree (from 'optitree query'), which predicts no "
+            "CSV rows; 'optitree predict' takes a model saved by 'optitree fit --save'. Ask "
+            "its questions with 'optitree query OBJECTS.csv --interactive', or print it with "
+            "'optitree show'"
+        )
     sources = metadata.get("binary_features")
     derived = isinstance(sources, list) and tree.feature_names is not None
     if derived:
