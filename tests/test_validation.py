@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse
 from sklearn.exceptions import DataConversionWarning
 
+from optitree import BranchesClassifier
 from optitree._validation import (
     DataTypeError,
     EncodedInput,
@@ -101,6 +102,25 @@ def test_object_array_of_numbers_is_numeric():
     enc = encode_fit(X, allow_nan=True)
     assert enc.categories == [None, None]
     np.testing.assert_array_equal(enc.X, [[1, 2.5], [3, np.nan]])
+
+
+def test_pandas_object_column_of_numbers_is_numeric_like_a_numpy_one():
+    # As labels, 60 distinct floats made Branches fit a 60-leaf lookup table.
+    df = pd.DataFrame(
+        {
+            "x": pd.Series([0.5, 1.25, None], dtype=object),
+            "n": pd.Series([1, 2, 3], dtype=object),
+            "b": pd.Series([True, False, True], dtype=object),
+        }
+    )
+    enc = encode_fit(df, allow_nan=True)
+    assert enc.categories == [None, None, [False, True]]
+    np.testing.assert_array_equal(enc.X[:, :2], [[0.5, 1], [1.25, 2], [np.nan, 3]])
+    # Listed in categorical=, its numbers are labels.
+    assert encode_fit(df[["n"]], categorical=["n"]).categories == [[1, 2, 3]]
+    x = pd.Series(np.linspace(-1, 1, 60), dtype=object)
+    model = BranchesClassifier().fit(x.to_frame("x"), (x > 0.1).astype(int))
+    assert model.tree_.get_n_leaves() == 2
 
 
 def test_object_array_of_bools_is_categorical():

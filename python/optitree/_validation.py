@@ -18,7 +18,8 @@ input column                              kind         categories (code ``j`` <-
 pandas ``category`` dtype                 categorical  the declared categories, in their
                                                        order, unused ones included
 bool (numpy, pandas ``bool``/``boolean``)  categorical  ``[False, True]``
-pandas object or string dtype             categorical  sorted distinct values
+pandas object dtype, all numbers          numeric
+pandas object dtype (other) or string     categorical  sorted distinct values
 numpy str/bytes array                     categorical  sorted distinct values
 numpy object array, all numbers           numeric
 numpy object array, all bools             categorical  ``[False, True]``
@@ -412,6 +413,10 @@ def _numeric_values(
     return values
 
 
+#: What ``pandas.api.types.infer_dtype`` calls an object column of real numbers only.
+_NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
+
+
 def _object_kind(name: str, table: _Table, column: np.ndarray) -> str:
     """'numeric' or 'categorical' for a numpy object column; raises on mixtures.
 
@@ -419,7 +424,7 @@ def _object_kind(name: str, table: _Table, column: np.ndarray) -> str:
     (an error unless ``allow_nan``) apply to it.
     """
     inferred = pd.api.types.infer_dtype(column, skipna=True)
-    if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "empty"):
+    if inferred in (*_NUMBER_KINDS, "empty"):
         return "numeric"
     if inferred == "complex":
         raise _complex_error(name, table, column)
@@ -497,6 +502,20 @@ def _fit_column(
                 ),
                 None,
             )
+        if pd.api.types.is_object_dtype(dtype) and not categorical:
+            # Numbers held as objects (a column built row by row, or concatenated with text
+            # that was later dropped) are numbers, as in a numpy object array: as labels they
+            # would make a lookup table with one child per distinct float.
+            inferred = pd.api.types.infer_dtype(column, skipna=True)
+            if inferred in _NUMBER_KINDS:
+                values = _float_from_objects(column.to_numpy(dtype=object))
+                integers = inferred == "integer"
+                return (
+                    _numeric_values(
+                        name, table, column, values, allow_nan=allow_nan, integers=integers
+                    ),
+                    None,
+                )
         if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
             return _categorical_codes(name, table, column, column)
         raise _unsupported_dtype_error(name, dtype)
