@@ -1070,6 +1070,9 @@ def test_hopeless_search_is_refused_without_a_time_limit():
     with pytest.raises(InvalidParameterError, match="hopeless") as err:
         ProperTreeClassifier(n_splits=4, rule="hyperplane").fit(X, y)
     assert "time_limit" in str(err.value)
+    # A memory limit does not bound the time: still refused, and the message says why.
+    with pytest.raises(InvalidParameterError, match="memory_limit bounds memory, not time"):
+        ProperTreeClassifier(n_splits=4, rule="hyperplane", memory_limit=10**8).fit(X, y)
 
 
 @pytest.mark.parametrize(

@@ -257,7 +257,7 @@ fn check_config(
                 "this search looks hopeless: {:.3e} candidate rules and about {:.1e} steps in the \
                  worst case (roughly {} on {} thread(s)). Use fewer splits (n_splits), a sample \
                  of the rows, max_depth, or axis rules — or pass time_limit to run it anyway and \
-                 get the best tree found in that time",
+                 get the best tree found in that time (memory_limit bounds memory, not time)",
                 est.rules,
                 est.steps,
                 human_seconds(est.seconds),
