@@ -18,7 +18,7 @@ from optitree import StumpClassifier, cli
 from optitree.cli import Algorithm, AlgorithmOption, main, nonnegative_int
 from optitree.datasets import load_dataset
 from optitree.exceptions import NotProvenOptimalWarning
-from optitree.export import load_json
+from optitree.export import load_json, save_json
 
 # Rows of a small table: two text columns, one numeric column, a text label that is not the
 # last column. The label is "yes" exactly when weight > 2.2, so the best stump is a threshold
@@ -595,6 +595,40 @@ def test_a_saved_maptree_predicts_raw_columns(capsys, tmp_path):
     assert_error(code, err, 1, "column 'x' needs numbers", "row 2 after the header", "'abc'")
 
 
+def test_models_saved_from_python_predict_raw_columns_the_tree_splits(capsys, tmp_path):
+    """A MAPTree saved as the estimator says how its 0/1 features come from the columns (its
+    `tree_` alone cannot, and the error says so); only the columns a tree splits are needed."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 80, 150).astype(float),
+            "color": rng.choice(["r", "g", "b"], 150),
+            "noise": rng.normal(size=150),
+        }
+    )
+    y = ((frame["age"] > 50) & (frame["color"] != "g")).astype(int)
+    raw = tmp_path / "raw.csv"
+    frame.drop(columns="noise").to_csv(raw, index=False)
+    for estimator in (optitree.MAPTreeClassifier(), optitree.BranchesClassifier()):
+        fitted = estimator.fit(frame, y)
+        names = fitted.tree_.feature_names
+        assert not any(names[j].startswith("noise") for j in fitted.tree_.used_features())
+        model = tmp_path / "model.json"
+        save_json(fitted, model)
+        code, out, err = run(capsys, "predict", model, raw)
+        assert code == 0, err
+        got = pd.read_csv(io.StringIO(out))["prediction"].tolist()
+        assert got == fitted.predict(frame).tolist()
+    save_json(fitted.tree_, model)  # the Branches tree alone: nothing derived, still fine
+    assert run(capsys, "predict", model, raw)[0] == 0
+    maptree = optitree.MAPTreeClassifier().fit(frame, y)
+    save_json(maptree.tree_, model)
+    code, _, err = run(capsys, "predict", model, raw)
+    assert_error(code, err, 1, "lacks column(s) the model splits", "save_json(model, path)")
+    with pytest.raises(optitree.InvalidParameterError, match="not fitted yet"):
+        save_json(optitree.MAPTreeClassifier(), model)
+
+
 def test_one_odd_cell_does_not_make_a_whole_column_unseen(capsys, tmp_path):
     """One cell that is not a number made pandas read the whole column as text: the model's
     categories 0-3 then matched no cell ("2" is not 2) and every row was predicted as unseen,
@@ -795,7 +829,8 @@ def test_error_predict_missing_feature_column(capsys, saved, tmp_path):
     path = tmp_path / "partial.csv"
     pd.DataFrame({"color": ["red"], "size": ["S"]}).to_csv(path, index=False)
     code, _, err = run(capsys, "predict", saved[0], path)
-    assert_error(code, err, 1, "weight", "note")
+    # The stump splits 'weight'; the 'note' column it never reads is not asked for.
+    assert_error(code, err, 1, "lacks column(s) the model splits: weight; its columns")
 
 
 # ---------------------------------------------------------------------------

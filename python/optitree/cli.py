@@ -29,6 +29,7 @@ import argparse
 import difflib
 import math
 import os
+import re
 import secrets
 import sys
 import textwrap
@@ -614,12 +615,12 @@ def build_parser() -> argparse.ArgumentParser:
         "predict",
         help="predict the rows of a CSV file with a saved model",
         description=(
-            "Predict every row of a CSV file with a model saved by 'optitree fit --save'. "
-            "The model's label column is ignored if present; every column it was fitted on is "
-            "needed, and other columns are ignored with a note. Categories not seen in training "
-            "are predicted with the class distribution of the node where the row stops. The "
-            "output is a CSV with a "
-            "'prediction' column, in the order of the input rows."
+            "Predict every row of a CSV file with a model saved by 'optitree fit --save' (or "
+            "by save_json). The model's label column is ignored if present; every column the "
+            "tree splits is needed, and other columns are ignored with a note. Categories not "
+            "seen in training are predicted with the class distribution of the node where the "
+            "row stops. The output is a CSV with a 'prediction' column, in the order of the "
+            "input rows."
         ),
     )
     predict.add_argument("model", metavar="MODEL.json", help="a model saved by 'optitree fit'")
@@ -1283,15 +1284,23 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if isinstance(target, str) and target in frame.columns:
         frame = frame.drop(columns=[target])
     if names is not None:
-        missing = [n for n in names if n not in frame.columns]
+        # Only the columns the tree splits are needed; the others are filled with a value the
+        # tree never reads (a column dropped after training must not block predictions).
+        split = names if derived else [names[j] for j in sorted(set(tree.used_features()))]
+        missing = [n for n in split if n not in frame.columns]
         if missing:
             raise CLIError(
-                f"{args.data!r} lacks column(s) the model needs: {', '.join(missing)}; its "
+                f"{args.data!r} lacks column(s) the model splits: {', '.join(missing)}; its "
                 f"columns are: {', '.join(frame.columns) or 'none'}"
+                + _derived_hint(missing, frame.columns)
             )
         extra = [c for c in frame.columns if c not in names]
         if extra:
             _note(f"ignoring column(s) the model does not use: {', '.join(extra)}")
+        if not derived:
+            for name, labels in zip(names, tree.categories or [None] * len(names)):
+                if name not in frame.columns:
+                    frame[name] = labels[0] if labels else 0.0
         frame = frame[names]
     fitted_labels = (
         {str(s["column"]): s.get("categories", ()) for s in sources if "above" not in s}
@@ -1324,6 +1333,19 @@ def cmd_predict(args: argparse.Namespace) -> int:
     text = result.to_csv(index=False, sep=_separator(args.sep), lineterminator="\n")
     _emit(text, args.output)
     return 0
+
+
+def _derived_hint(missing: list[str], columns: Any) -> str:
+    """Why a model asks for columns named like ``age > 50.5``: a MAPTree saved from Python as
+    its ``tree_`` alone, which does not say how its 0/1 features come from the columns."""
+    derived = [n for n in missing if re.match(r"(.+?)(?: > |=)", n)]
+    if not derived or not any(re.match(r"(.+?)(?: > |=)", n)[1] in columns for n in derived):
+        return ""
+    return (
+        f". Names such as {derived[0]!r} are 0/1 features derived from a column: save the "
+        "fitted estimator itself, save_json(model, path) rather than save_json(model.tree_, "
+        "path), or fit with 'optitree fit --save', and the file will say how to derive them"
+    )
 
 
 def _typed_like(raw: Any, labels: Any, column: str, path: str) -> Any:

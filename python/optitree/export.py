@@ -132,6 +132,25 @@ def _check_tree(tree: Any) -> None:
         )
 
 
+def _tree_of(model: Any, metadata: Mapping[str, Any] | None) -> tuple[Any, Any]:
+    """The tree to write and its metadata, for a tree or a fitted estimator. MAPTree splits
+    0/1 features derived from the columns (``age > 50.5``); its file says how they were
+    derived (``binary_features``), so that ``optitree predict`` reads the raw columns."""
+    if isinstance(model, Tree) or _is_question_tree(model) or not hasattr(model, "fit"):
+        return model, metadata
+    tree = getattr(model, "tree_", None)
+    if tree is None:
+        raise InvalidParameterError(
+            f"this {type(model).__name__} is not fitted yet: call fit before saving it"
+        )
+    sources = getattr(model, "_binary_sources", None)
+    if sources is None or not isinstance(metadata, (Mapping, type(None))):
+        return tree, metadata
+    merged = dict(metadata or {})
+    merged.setdefault("binary_features", sources())
+    return tree, merged
+
+
 def _n_features(tree: Tree) -> int:
     n = getattr(tree, "n_features", None)
     if n is not None:
@@ -1001,7 +1020,7 @@ def _tree_to_dict(tree: Tree) -> dict[str, Any]:
 
 
 def to_json(
-    tree: Tree,
+    tree: Any,
     *,
     metadata: Mapping[str, Any] | None = None,
     indent: int | None = None,
@@ -1020,8 +1039,11 @@ def to_json(
 
     Parameters
     ----------
-    tree : Tree
-        The tree to save, for example ``estimator.tree_``.
+    tree : Tree or fitted estimator
+        The tree to save, for example ``estimator.tree_``, or the fitted estimator itself
+        (its ``tree_`` is saved; a ``MAPTreeClassifier`` also records how its 0/1 features
+        come from the columns, under ``metadata["binary_features"]``, so that
+        ``optitree predict`` can read the raw columns).
     metadata : dict, optional
         Extra JSON-serialisable information stored alongside the tree (the
         estimator's parameters, its status, a description...).
@@ -1064,6 +1086,7 @@ def to_json(
     >>> from_json(text) == tree
     True
     """
+    tree, metadata = _tree_of(tree, metadata)
     if _is_question_tree(tree):
         from optitree.query._export import dumps
 
@@ -1373,7 +1396,7 @@ def from_json(text: str | bytes) -> Tree:
 
 
 def save_json(
-    tree: Tree,
+    tree: Any,
     path: str | os.PathLike[str],
     metadata: Mapping[str, Any] | None = None,
     *,
@@ -1387,8 +1410,8 @@ def save_json(
 
     Parameters
     ----------
-    tree : Tree
-        The tree to save.
+    tree : Tree or fitted estimator
+        The tree to save, or a fitted estimator (see :func:`to_json`).
     path : str or path-like
         Destination file; conventionally ending in ``.json``.
     metadata : dict, optional
