@@ -56,6 +56,30 @@ def test_string_labels_dataframes_and_names():
     assert clf.predict_proba(X).shape == (len(X), 2)
 
 
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        StumpClassifier(),
+        optitree.BranchesClassifier(),
+        optitree.MAPTreeClassifier(),
+        optitree.ProperTreeClassifier(n_splits=1),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_predict_log_proba_is_the_log_of_predict_proba(estimator):
+    X = np.array([[0.0], [0.0], [1.0], [1.0], [2.0]])
+    y = [0, 0, 1, 1, 1]
+    clf = estimator.fit(X, y)
+    proba = clf.predict_proba(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log 0 is -inf, without a RuntimeWarning
+        logs = clf.predict_log_proba(X)
+    np.testing.assert_array_equal(
+        logs, np.log(proba, where=proba > 0, out=np.full_like(proba, -np.inf))
+    )
+    assert (logs[proba == 0] == -np.inf).all()
+
+
 def test_non_contiguous_integer_labels():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([10, 10, 30, 30])

@@ -434,6 +434,22 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         # Routed by the router, weighed by tree_ (its totals and class prior as they are now).
         return self.tree_.node_probabilities(self._router().prediction_nodes(Xm))
 
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Natural logarithm of :meth:`predict_proba` (``-inf`` where a class has probability
+        0), columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+        """
+        proba = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            return np.log(proba)
+
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each row (ties go to the first class in ``classes_``).
 
