@@ -629,6 +629,35 @@ def test_models_saved_from_python_predict_raw_columns_the_tree_splits(capsys, tm
         save_json(optitree.MAPTreeClassifier(), model)
 
 
+def test_predict_names_empty_cells_and_short_rows_by_file_row(capsys, tmp_path):
+    """An empty cell in a column the tree splits is refused with its row in the file (the
+    library counts from 0, and MAPTree's derived features read it as an unseen category);
+    one in a column the tree never reads is no obstacle; a row cut short is named as such."""
+    train = tmp_path / "train.csv"
+    train.write_text("a,b,label\n1,x,0\n2,y,1\n3,x,0\n4,y,1\n5,x,1\n6,y,1\n")
+    empty_a = tmp_path / "empty_a.csv"
+    empty_a.write_text("a,b\n1,x\n,y\n3,x\n")
+    for algorithm in ("branches", "maptree"):
+        model = tmp_path / f"{algorithm}.json"
+        code, _, err = run(capsys, "fit", train, "--algorithm", algorithm, "--save", model, "-q")
+        assert code == 0, err
+        code, _, err = run(capsys, "predict", model, empty_a)
+        assert code == 1
+        assert "row 2 after the header has an empty cell in 'a', a column the model splits" in err
+    model = tmp_path / "branches.json"
+    assert load_json(model)[0].feature_names[load_json(model)[0].used_features()[0]] == "a"
+    empty_b = tmp_path / "empty_b.csv"
+    empty_b.write_text("a,b\n1,\n2,x\n")
+    code, out, err = run(capsys, "predict", model, empty_b)
+    assert code == 0, err
+    assert out.splitlines()[0] == "prediction" and len(out.splitlines()) == 3
+    short = tmp_path / "short.csv"
+    short.write_text("a,b\n1,x\n2\n3,x\n")
+    for command in (("predict", model, short), ("fit", short, "-q")):
+        code, _, err = run(capsys, *command)
+        assert_error(code, err, 1, "row 2 after the header has 1 cell(s) but the header names 2")
+
+
 def test_one_odd_cell_does_not_make_a_whole_column_unseen(capsys, tmp_path):
     """One cell that is not a number made pandas read the whole column as text: the model's
     categories 0-3 then matched no cell ("2" is not 2) and every row was predicted as unseen,

@@ -709,6 +709,8 @@ def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
         raise CLIError(f"{path!r} has a header but no data rows")
     names = ["" if pd.isna(name) else str(name).strip() for name in header.iloc[0]]
     _check_headers(path, names)
+    if len(sep) == 1 and frame.iloc[:, -1].isna().any():
+        _check_short_rows(path, sep, len(names))
     frame.columns = names
     for name in names:
         column = frame[name]
@@ -716,6 +718,23 @@ def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
             stripped = column.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
             frame[name] = stripped.mask(stripped == "")
     return frame
+
+
+def _check_short_rows(path: str, sep: str, n_columns: int) -> None:
+    """Refuses a row with fewer cells than the header, which pandas pads with empty cells: a
+    row cut short is a broken file, not missing values. Called only when the last column has
+    an empty cell, so that clean files are read once."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = (row for row in csv.reader(handle, delimiter=sep) if row)  # pandas skips blanks
+        next(rows, None)  # the header
+        for number, row in enumerate(rows, start=1):
+            if len(row) < n_columns:
+                raise CLIError(
+                    f"{path!r}: row {number} after the header has {len(row)} cell(s) but the "
+                    f"header names {n_columns} columns (a row cut short or a missing separator?)"
+                )
 
 
 def _check_headers(path: str, names: list[str]) -> None:
@@ -1297,11 +1316,19 @@ def cmd_predict(args: argparse.Namespace) -> int:
         extra = [c for c in frame.columns if c not in names]
         if extra:
             _note(f"ignoring column(s) the model does not use: {', '.join(extra)}")
+        frame = frame[[n for n in names if n in frame.columns]].copy()
         if not derived:
             for name, labels in zip(names, tree.categories or [None] * len(names)):
-                if name not in frame.columns:
+                if name not in split:
                     frame[name] = labels[0] if labels else 0.0
         frame = frame[names]
+        for name in split:
+            empty = frame[name].isna().to_numpy()
+            if empty.any():
+                raise CLIError(
+                    f"{args.data!r}: row {int(empty.argmax()) + 1} after the header has an "
+                    f"empty cell in {name!r}, a column the model splits; fill or drop such rows"
+                )
     fitted_labels = (
         {str(s["column"]): s.get("categories", ()) for s in sources if "above" not in s}
         if derived
