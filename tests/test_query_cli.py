@@ -222,3 +222,13 @@ def test_cli_predict_refuses_a_question_tree_by_name(plain_csv, tmp_path, capsys
     err = capsys.readouterr().err
     assert "holds a question tree" in err and "optitree fit --save" in err
     assert "Traceback" not in err
+
+
+def test_cli_notes_a_seed_without_random_tie_breaks(plain_csv, capsys):
+    assert (
+        main(["query", str(plain_csv), "--name", "name", "--prior", "weight", "--seed", "3"]) == 0
+    )
+    assert "--seed applies only with --tie-break random: ignored" in capsys.readouterr().err
+    args = ["--tie-break", "random", "--seed", "3"]
+    assert main(["query", str(plain_csv), "--name", "name", "--prior", "weight", *args]) == 0
+    assert "--seed" not in capsys.readouterr().err

@@ -140,6 +140,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     from optitree.cli import _emit, _note
 
     B, prior, groups = _problem(args)
+    if args.seed is not None and args.tie_break != "random":
+        _note("--seed applies only with --tie-break random: ignored")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         qt = _fit(args, B, prior, groups)
