@@ -1242,6 +1242,14 @@ def test_bad_parameters(params, name):
         MAPTreeClassifier(**params).fit(X, y)
 
 
+def test_bad_numpy_parameters_are_shown_as_their_values():
+    # numpy 2's repr, np.float64(nan), reads as code rather than as the value given.
+    with pytest.raises(InvalidParameterError, match=r"\(0, 1000000.0\], got nan$"):
+        MAPTreeClassifier(rho=(np.float64("nan"), 1.0)).fit([[0], [1]], [0, 1])
+    with pytest.raises(InvalidParameterError, match=r"alpha must be .*, got 2.0$"):
+        MAPTreeClassifier(alpha=np.float32(2)).fit([[0], [1]], [0, 1])
+
+
 def test_numeric_columns_too_many_thresholds_for_memory_are_refused_up_front():
     """The binary features of 20,000 distinct values in each of 30 columns would take 56 GiB of
     codes: a clear error naming the remedy, before anything that size is allocated."""

@@ -17,6 +17,12 @@ import numpy as np
 from optitree.exceptions import InvalidParameterError
 
 
+def _shown(value: Any) -> str:
+    """``repr`` of a parameter value, numpy scalars as the Python value they hold (numpy 2
+    writes ``np.float64(nan)``, which reads as code rather than as the value)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -42,12 +48,12 @@ def check_real(
     if allow_none:
         allowed += " or None"
     if not _is_real(value) or value != value:  # NaN fails value == value
-        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+        raise InvalidParameterError(f"{name} must be {allowed}, got {_shown(value)}")
     v = float(value)
     too_low = low is not None and (v <= low if low_open else v < low)
     too_high = high is not None and (v >= high if high_open else v > high)
     if too_low or too_high:
-        raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+        raise InvalidParameterError(f"{name} must be {allowed}, got {_shown(value)}")
     return v
 
 
@@ -66,7 +72,7 @@ def check_int(
     allowed = "an integer" + (f" >= {low}" if low is not None else "")
     if allow_none:
         allowed += " or None"
-    raise InvalidParameterError(f"{name} must be {allowed}, got {value!r}")
+    raise InvalidParameterError(f"{name} must be {allowed}, got {_shown(value)}")
 
 
 def check_verbose(value: Any) -> int:
@@ -87,14 +93,14 @@ def check_bool(name: str, value: Any) -> bool:
     """``True`` or ``False`` (NumPy booleans included; not 0/1 or strings)."""
     if value is True or value is False or isinstance(value, np.bool_):
         return bool(value)
-    raise InvalidParameterError(f"{name}={value!r}: use True or False")
+    raise InvalidParameterError(f"{name}={_shown(value)}: use True or False")
 
 
 def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
     """One of ``choices``."""
     if value not in choices:
         listed = ", ".join(repr(c) for c in choices)
-        raise InvalidParameterError(f"{name} must be one of {listed}; got {value!r}")
+        raise InvalidParameterError(f"{name} must be one of {listed}; got {_shown(value)}")
     return value
 
 
