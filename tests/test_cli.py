@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import optitree
 from optitree import StumpClassifier, cli
@@ -627,12 +629,26 @@ def test_models_saved_from_python_predict_raw_columns_the_tree_splits(capsys, tm
     assert_error(code, err, 1, "lacks column(s) the model splits", "save_json(model, path)")
     with pytest.raises(optitree.InvalidParameterError, match="not fitted yet"):
         save_json(optitree.MAPTreeClassifier(), model)
+    # Not an optitree estimator: refused as not a tree, not as "not fitted".
+    pipeline = make_pipeline(StandardScaler(), StumpClassifier()).fit(frame[["age"]], y)
+    with pytest.raises(optitree.InvalidParameterError, match="got Pipeline"):
+        save_json(pipeline, model)
+    # A MAPTree that is a leaf splits no column, so none is needed.
+    noise = np.random.default_rng(0)
+    leaf = optitree.MAPTreeClassifier().fit(
+        pd.DataFrame({"x0": noise.normal(size=40)}), noise.integers(0, 2, 40)
+    )
+    assert leaf.tree_.get_n_splits() == 0
+    save_json(leaf, model)
+    code, out, err = run(capsys, "predict", model, raw)
+    assert code == 0 and out.splitlines()[1:] == [str(leaf.classes_[0])] * len(frame), err
 
 
 def test_predict_names_empty_cells_and_short_rows_by_file_row(capsys, tmp_path):
     """An empty cell in a column the tree splits is refused with its row in the file (the
     library counts from 0, and MAPTree's derived features read it as an unseen category);
-    one in a column the tree never reads is no obstacle; a row cut short is named as such."""
+    one in a column the tree never reads is no obstacle; a training row cut short is named as
+    such."""
     train = tmp_path / "train.csv"
     train.write_text("a,b,label\n1,x,0\n2,y,1\n3,x,0\n4,y,1\n5,x,1\n6,y,1\n")
     empty_a = tmp_path / "empty_a.csv"
@@ -651,11 +667,16 @@ def test_predict_names_empty_cells_and_short_rows_by_file_row(capsys, tmp_path):
     code, out, err = run(capsys, "predict", model, empty_b)
     assert code == 0, err
     assert out.splitlines()[0] == "prediction" and len(out.splitlines()) == 3
+    # A line of spaces is skipped, as pandas does, and does not count as a row.
     short = tmp_path / "short.csv"
-    short.write_text("a,b\n1,x\n2\n3,x\n")
-    for command in (("predict", model, short), ("fit", short, "-q")):
-        code, _, err = run(capsys, *command)
-        assert_error(code, err, 1, "row 2 after the header has 1 cell(s) but the header names 2")
+    short.write_text("a,b\n1,x\n  \n2\n3,x\n")
+    code, _, err = run(capsys, "fit", short, "-q")
+    assert_error(code, err, 1, "row 2 after the header has 1 cell(s) but the header names 2")
+    # New rows may leave out cells the tree never reads (here 'b', or a trailing label).
+    code, out, err = run(capsys, "predict", model, short)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "prediction" and len(lines) == 4  # three rows, the spaces skipped
 
 
 def test_one_odd_cell_does_not_make_a_whole_column_unseen(capsys, tmp_path):

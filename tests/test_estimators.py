@@ -77,6 +77,8 @@ def test_predict_log_proba_is_the_log_of_predict_proba(estimator):
     np.testing.assert_array_equal(
         logs, np.log(proba, where=proba > 0, out=np.full_like(proba, -np.inf))
     )
+    # Pure leaves give probability 0, and log 0 is -inf (MAPTree's posterior means never 0).
+    assert (proba == 0).any() != isinstance(estimator, optitree.MAPTreeClassifier)
     assert (logs[proba == 0] == -np.inf).all()
 
 

@@ -1098,6 +1098,8 @@ def test_searches_too_large_to_hold_are_refused_by_their_size(n_features, params
     [
         (dict(n_splits=0), "n_splits"),
         (dict(n_splits=2.5), "n_splits"),
+        # Sizes of this order overflowed the search's arithmetic (a panic, as InternalError).
+        (dict(n_splits=2**63, time_limit=1), "n_splits must be at most 1024"),
         (dict(rule="foo"), "rule"),
         (dict(objective="foo"), "objective"),
         (dict(engine="foo"), "engine"),

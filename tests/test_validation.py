@@ -116,8 +116,11 @@ def test_pandas_object_column_of_numbers_is_numeric_like_a_numpy_one():
     enc = encode_fit(df, allow_nan=True)
     assert enc.categories == [None, None, [False, True]]
     np.testing.assert_array_equal(enc.X[:, :2], [[0.5, 1], [1.25, 2], [np.nan, 3]])
-    # Listed in categorical=, its numbers are labels.
+    # Listed in categorical=, its numbers are labels; so are integers no float holds exactly
+    # (identifiers), as before.
     assert encode_fit(df[["n"]], categorical=["n"]).categories == [[1, 2, 3]]
+    ids = pd.DataFrame({"id": pd.Series([2**60 + 1, 2**60 + 3, 5], dtype=object)})
+    assert encode_fit(ids).categories == [[5, 2**60 + 1, 2**60 + 3]]
     x = pd.Series(np.linspace(-1, 1, 60), dtype=object)
     model = BranchesClassifier().fit(x.to_frame("x"), (x > 0.1).astype(int))
     assert model.tree_.get_n_leaves() == 2

@@ -417,6 +417,14 @@ def _numeric_values(
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
 
 
+def _exact_as_floats(objects: np.ndarray) -> bool:
+    """Whether every integer of an object column is a float exactly (below 2**53): identifiers
+    such as 2**60 + 1 stay category labels, as they were, rather than fail as numbers."""
+    return all(
+        abs(v) < 2**53 for v in objects if isinstance(v, numbers.Integral) and not pd.isna(v)
+    )
+
+
 def _object_kind(name: str, table: _Table, column: np.ndarray) -> str:
     """'numeric' or 'categorical' for a numpy object column; raises on mixtures.
 
@@ -507,8 +515,9 @@ def _fit_column(
             # that was later dropped) are numbers, as in a numpy object array: as labels they
             # would make a lookup table with one child per distinct float.
             inferred = pd.api.types.infer_dtype(column, skipna=True)
-            if inferred in _NUMBER_KINDS:
-                values = _float_from_objects(column.to_numpy(dtype=object))
+            objects = column.to_numpy(dtype=object)
+            if inferred in _NUMBER_KINDS and _exact_as_floats(objects):
+                values = _float_from_objects(objects)
                 integers = inferred == "integer"
                 return (
                     _numeric_values(

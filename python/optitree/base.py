@@ -213,6 +213,11 @@ def integer_columns(X: Any) -> list[bool]:
     return []
 
 
+def _thresholds_per_column(source: list[tuple[int, Any]]) -> Counter[int]:
+    """How many of the searched features are thresholds of each numeric input column."""
+    return Counter(j for j, t in source if t is not None)
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars become Python scalars so names print and serialise naturally."""
     return value.item() if isinstance(value, np.generic) else value
@@ -317,8 +322,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """Why a time limit left the search little time, when preparing wide numeric data took
         half of it or more: the remedy is fewer thresholds, not more time."""
         limit = getattr(self, "time_limit", None)
-        per_column = Counter(j for j, t in self._search_source(data) if t is not None)
-        thresholds = per_column.total()
+        per_column = _thresholds_per_column(self._search_source(data))
+        thresholds = sum(per_column.values())
         covered = self._limit_covers_preparation
         if self.status_ != "time_limit" or not limit or not covered or thresholds == 0:
             return ""
@@ -358,8 +363,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 f". The search made only {expansions} expansion(s): each weighs a split on "
                 f"every one of the data's {features:,} features"
             )
-        per_column = Counter(j for j, t in source if t is not None)
-        thresholds = per_column.total()
+        per_column = _thresholds_per_column(source)
+        thresholds = sum(per_column.values())  # Counter.total() needs Python 3.10
         remedy = self._threshold_remedy(per_column)
         if thresholds * 2 < features or not remedy:
             return note

@@ -677,12 +677,16 @@ def _separator(sep: str) -> str:
     return "\t" if sep == "\\t" else sep
 
 
-def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
+def _read_csv(
+    path: str, sep: str, dtypes: dict[str, Any] | None = None, *, short_rows: bool = False
+) -> Any:
     """Reads a CSV file; only empty cells are missing (text like 'NA' stays a category).
 
     The separator is taken literally, however long. Spaces around a header or a cell are
     dropped, so that ``yes`` and `` yes`` are one class. Duplicate headers are refused
-    (pandas would rename the second ``a`` to ``a.1``)."""
+    (pandas would rename the second ``a`` to ``a.1``). A row with fewer cells than the header
+    is refused unless ``short_rows`` (``predict`` needs only the columns the tree splits, and
+    a file of new rows may leave out the trailing label cell)."""
     import re
 
     import pandas as pd
@@ -709,7 +713,7 @@ def _read_csv(path: str, sep: str, dtypes: dict[str, Any] | None = None) -> Any:
         raise CLIError(f"{path!r} has a header but no data rows")
     names = ["" if pd.isna(name) else str(name).strip() for name in header.iloc[0]]
     _check_headers(path, names)
-    if len(sep) == 1 and frame.iloc[:, -1].isna().any():
+    if not short_rows and len(sep) == 1 and frame.iloc[:, -1].isna().any():
         _check_short_rows(path, sep, len(names))
     frame.columns = names
     for name in names:
@@ -727,7 +731,8 @@ def _check_short_rows(path: str, sep: str, n_columns: int) -> None:
     import csv
 
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = (row for row in csv.reader(handle, delimiter=sep) if row)  # pandas skips blanks
+        # pandas skips blank lines, spaces-only ones included.
+        rows = (row for row in csv.reader(handle, delimiter=sep) if "".join(row).strip())
         next(rows, None)  # the header
         for number, row in enumerate(rows, start=1):
             if len(row) < n_columns:
@@ -1072,23 +1077,6 @@ def _algorithm_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def _json_safe(value: Any) -> Any:
-    """A JSON-serialisable copy of an estimator parameter value."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item"):  # numpy scalar
-        return _json_safe(value.item())
-    return repr(value)
-
-
 def _fmt(value: Any) -> str:
     if value is None:
         return "n/a"
@@ -1110,7 +1098,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         The exit code.
     """
     import optitree
-    from optitree.export import export_dot, export_text, save_json, to_json
+    from optitree.export import export_dot, export_text, json_safe, save_json, to_json
 
     if args.csv is None and args.dataset is None:
         raise UsageError("no data: give a CSV file or --dataset NAME")
@@ -1178,11 +1166,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     metadata = {
         "algorithm": args.algorithm,
-        "parameters": _json_safe(estimator.get_params()),
+        "parameters": json_safe(estimator.get_params()),
         "status": status,
-        "objective": _json_safe(objective),
-        "lower_bound": _json_safe(lower),
-        "upper_bound": _json_safe(upper),
+        "objective": json_safe(objective),
+        "lower_bound": json_safe(lower),
+        "upper_bound": json_safe(upper),
         "target": data.target,
         "optitree_version": optitree.__version__,
         "source": data.source,
@@ -1190,7 +1178,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     }
     if hasattr(estimator, "_binary_sources"):
         # MAPTree's tree splits derived 0/1 features: how to derive them from the columns.
-        metadata["binary_features"] = _json_safe(estimator._binary_sources())
+        metadata["binary_features"] = json_safe(estimator._binary_sources())
 
     if args.format == "text":
         if not args.quiet:
@@ -1297,7 +1285,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     for name, cats in column_categories:
         if cats and all(isinstance(c, str) for c in cats):
             dtypes[name] = str
-    frame = _read_csv(args.data, args.sep, dtypes)
+    frame = _read_csv(args.data, args.sep, dtypes, short_rows=True)
     frame.columns = [str(c) for c in frame.columns]
     target = metadata.get("target")
     if isinstance(target, str) and target in frame.columns:
@@ -1305,22 +1293,27 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if names is not None:
         # Only the columns the tree splits are needed; the others are filled with a value the
         # tree never reads (a column dropped after training must not block predictions).
-        split = names if derived else [names[j] for j in sorted(set(tree.used_features()))]
+        used = sorted(set(tree.used_features().tolist()))
+        split = _source_columns([sources[f] for f in used]) if derived else [names[j] for j in used]
         missing = [n for n in split if n not in frame.columns]
         if missing:
             raise CLIError(
                 f"{args.data!r} lacks column(s) the model splits: {', '.join(missing)}; its "
                 f"columns are: {', '.join(frame.columns) or 'none'}"
-                + _derived_hint(missing, frame.columns)
+                + _derived_hint(missing, frame.columns, metadata)
             )
         extra = [c for c in frame.columns if c not in names]
         if extra:
             _note(f"ignoring column(s) the model does not use: {', '.join(extra)}")
         frame = frame[[n for n in names if n in frame.columns]].copy()
-        if not derived:
-            for name, labels in zip(names, tree.categories or [None] * len(names)):
-                if name not in split:
-                    frame[name] = labels[0] if labels else 0.0
+        placeholders = (
+            [(str(s["column"]), s.get("categories")) for s in sources]
+            if derived
+            else zip(names, tree.categories or [None] * len(names))
+        )
+        for name, labels in placeholders:
+            if name not in split:
+                frame[name] = labels[0] if labels else 0.0
         frame = frame[names]
         for name in split:
             empty = frame[name].isna().to_numpy()
@@ -1362,16 +1355,20 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _derived_hint(missing: list[str], columns: Any) -> str:
-    """Why a model asks for columns named like ``age > 50.5``: a MAPTree saved from Python as
-    its ``tree_`` alone, which does not say how its 0/1 features come from the columns."""
-    derived = [n for n in missing if re.match(r"(.+?)(?: > |=)", n)]
-    if not derived or not any(re.match(r"(.+?)(?: > |=)", n)[1] in columns for n in derived):
+def _derived_hint(missing: list[str], columns: Any, metadata: dict[str, Any]) -> str:
+    """Why a model asks for columns named like ``age > 50.5``, when its file holds a tree
+    alone (no estimator or algorithm recorded): a MAPTree saved as its ``tree_``, which does
+    not say how its 0/1 features come from the columns."""
+    if "estimator" in metadata or "algorithm" in metadata:
+        return ""
+    derived = [n for n in missing if (m := re.match(r"(.+?)(?: > |=)", n)) and m[1] in columns]
+    if not derived:
         return ""
     return (
-        f". Names such as {derived[0]!r} are 0/1 features derived from a column: save the "
-        "fitted estimator itself, save_json(model, path) rather than save_json(model.tree_, "
-        "path), or fit with 'optitree fit --save', and the file will say how to derive them"
+        f". Names such as {derived[0]!r} are 0/1 features derived from a column: if this is a "
+        "MAPTreeClassifier saved as its tree_, save the fitted estimator instead, "
+        "save_json(model, path), and the file will say how to derive them; if you encoded "
+        "the columns yourself, encode this file the same way"
     )
 
 

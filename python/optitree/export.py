@@ -136,19 +136,40 @@ def _tree_of(model: Any, metadata: Mapping[str, Any] | None) -> tuple[Any, Any]:
     """The tree to write and its metadata, for a tree or a fitted estimator. MAPTree splits
     0/1 features derived from the columns (``age > 50.5``); its file says how they were
     derived (``binary_features``), so that ``optitree predict`` reads the raw columns."""
-    if isinstance(model, Tree) or _is_question_tree(model) or not hasattr(model, "fit"):
-        return model, metadata
+    estimator = hasattr(model, "get_params") and type(model).__module__.startswith("optitree.")
+    if not estimator:
+        return model, metadata  # a tree, or something to refuse by name
     tree = getattr(model, "tree_", None)
     if tree is None:
         raise InvalidParameterError(
             f"this {type(model).__name__} is not fitted yet: call fit before saving it"
         )
-    sources = getattr(model, "_binary_sources", None)
-    if sources is None or not isinstance(metadata, (Mapping, type(None))):
-        return tree, metadata
+    if not isinstance(metadata, (Mapping, type(None))):
+        return tree, metadata  # refused as it is
     merged = dict(metadata or {})
-    merged.setdefault("binary_features", sources())
+    merged.setdefault("estimator", type(model).__name__)
+    sources = getattr(model, "_binary_sources", None)
+    if sources is not None:
+        merged.setdefault("binary_features", json_safe(sources()))
     return tree, merged
+
+
+def json_safe(value: Any) -> Any:
+    """A JSON-serialisable copy of a value (numpy scalars as Python numbers, non-finite
+    floats and objects JSON has no type for, such as dates, as text)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        return json_safe(value.item())
+    return repr(value)
 
 
 def _n_features(tree: Tree) -> int:

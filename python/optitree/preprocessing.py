@@ -632,9 +632,10 @@ def _midpoints(values: np.ndarray) -> np.ndarray:
 
 
 def _shortest_nearby(mid: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Each midpoint replaced by the float of the shortest decimal within a few ulps of it that
-    still lies in [lower, upper): 1.7 and 1.9 give 1.8, not 1.7999999999999998 (their sum
-    rounds down), so that a tree reads ``x <= 1.8``. Rows fall on the same sides."""
+    """Each midpoint replaced by the float of the shortest decimal within 4e-15 of it
+    (relative; some 20 to 40 ulps) that still lies in [lower, upper): 1.7 and 1.9 give 1.8, not
+    1.7999999999999998 (their sum rounds down), so that a tree reads ``x <= 1.8``. Rows fall on
+    the same sides."""
     out = mid.copy()
     magnitude = np.abs(mid)
     todo = np.flatnonzero((magnitude > 1e-250) & (magnitude < 1e250))

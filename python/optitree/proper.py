@@ -28,7 +28,12 @@ from optitree._params import (
 )
 from optitree._validation import check_labels, encode_fit
 from optitree.base import BaseTreeClassifier, CategoricalView, FitData, forget_fit
-from optitree.exceptions import DataError, InfeasibleError, InternalError
+from optitree.exceptions import (
+    DataError,
+    InfeasibleError,
+    InternalError,
+    InvalidParameterError,
+)
 from optitree.tree import Tree
 
 __all__ = ["ProperTreeClassifier", "candidate_rules"]
@@ -41,13 +46,17 @@ _RULES = ("axis", "hyperplane", "polynomial", "mixed")
 _OBJECTIVES = ("misclassification", "gini", "entropy")
 
 
+#: Largest ``n_splits`` taken.
+MAX_SPLITS = 1024
+
+
 class ProperTreeClassifier(BaseTreeClassifier):
     """The best proper tree with at most (or exactly) ``n_splits`` splitting rules, proven.
 
     Parameters
     ----------
     n_splits : int, default=2
-        Number of splitting rules K (internal nodes).
+        Number of splitting rules K (internal nodes), at most 1024.
     rule : {"axis", "hyperplane", "polynomial", "mixed"}, default="axis"
         The candidate rules: ``x_d <= t`` (one per feature and row), hyperplanes through
         ``n_features`` rows, degree-``degree`` surfaces (hyperplanes over all monomials of degree
@@ -154,8 +163,16 @@ class ProperTreeClassifier(BaseTreeClassifier):
 
     def _check_params(self) -> dict[str, Any]:
         n_jobs = check_n_jobs(self.n_jobs)
+        n_splits = check_int("n_splits", self.n_splits, low=1)
+        if n_splits > MAX_SPLITS:
+            # The work grows like N^(DK): far fewer are out of reach already, and sizes of
+            # this order overflowed the search's arithmetic.
+            raise InvalidParameterError(
+                f"n_splits must be at most {MAX_SPLITS} (the work grows like N^(DK)), got "
+                f"{n_splits}"
+            )
         return {
-            "n_splits": check_int("n_splits", self.n_splits, low=1),
+            "n_splits": n_splits,
             "rule": check_choice("rule", self.rule, _RULES),
             "degree": check_int("degree", self.degree, low=1),
             "side_assignment": check_choice(
