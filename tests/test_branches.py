@@ -40,6 +40,7 @@ from optitree import (
     MAPTreeClassifier,
     NotProvenOptimalWarning,
     StumpClassifier,
+    _core,
 )
 from optitree.datasets import load_branches_encoding, load_cp4im, load_monks
 from optitree.exceptions import DataError, InvalidParameterError
@@ -582,6 +583,78 @@ def test_numeric_columns_match_the_brute_force_on_thresholds(block):
         for i in _internal_nodes(tree):
             numeric = tree.feature[i] < frame.shape[1] - 1
             assert tree.kind[i] == (THRESHOLD if numeric else CATEGORY), note
+
+
+def _threshold_case(seed: int, max_rows: int, max_values: int):
+    """Binary threshold features of a few numeric columns (each column a chain of nested
+    features, 1 = above the threshold), sometimes a categorical column, labels that follow the
+    first column with noise, and the search's settings."""
+    rng = random.Random(seed)
+    n, k = rng.randint(5, max_rows), rng.randint(2, 4)
+    columns, chains = [], []
+    for j in range(rng.randint(1, 4)):
+        values = sorted(rng.sample(range(100), rng.randint(2, max_values)))
+        x = [rng.choice(values) for _ in range(n)]
+        seen = sorted(set(x))
+        for lo, hi in zip(seen, seen[1:]):
+            columns.append([int(v > (lo + hi) / 2) for v in x])
+            chains.append(j)
+    n_values = [2] * len(columns)
+    if rng.random() < 0.4 or not columns:
+        columns.append([rng.randrange(3) for _ in range(n)])
+        chains.append(None)
+        n_values.append(3)
+    y = [min(k - 1, c + (rng.random() < 0.3)) for c in columns[0]]
+    y = np.array([rng.randrange(k) if rng.random() < 0.3 else v for v in y], dtype=np.int64)
+    lam = rng.choice([Fraction(1, 1000), Fraction(1, 100), Fraction(1, 40), Fraction(1, 10)])
+    weights = None
+    if rng.random() < 0.4:
+        weights = np.array([rng.randint(0, 3) for _ in range(n)], dtype=float)
+        weights[0] = max(weights[0], 1)
+    settings = dict(
+        n_classes=int(y.max()) + 1,
+        n_values=n_values,
+        sample_weight=weights,
+        max_depth=rng.choice([None, None, 2, 3]),
+        min_samples_leaf=rng.choice([1, 1, 1, 2]),
+        fewest_splits=rng.random() < 0.8,
+    )
+    codes = np.array(columns, dtype=np.uint8).T.copy()
+    return codes, y, lam, settings, chains
+
+
+def _chains_change_no_optimum(seeds, max_rows, max_values):
+    """The search told which features are thresholds of one column (and so bounds them from
+    one another) proves the same optimum, objective and split count, as the search that is not
+    told, which the brute-force campaigns check; and the bound must actually fire."""
+    fired = 0
+    for seed in seeds:
+        codes, y, lam, settings, chains = _threshold_case(seed, max_rows, max_values)
+        plain = _core.fit_branches(codes, y, lam.numerator, lam.denominator, **settings)
+        told = _core.fit_branches(
+            codes, y, lam.numerator, lam.denominator, chains=chains, **settings
+        )
+        note = f"seed={seed} {settings}"
+        assert plain["status"] == told["status"] == "optimal", note
+        weights = settings["sample_weight"]
+        total = len(y) if weights is None else int(weights.sum())
+        told_value, plain_value = (
+            Fraction(r["correct"], total) - lam * r["splits"] for r in (told, plain)
+        )
+        assert told_value == plain_value, note
+        if settings["fewest_splits"]:
+            assert (told["correct"], told["splits"]) == (plain["correct"], plain["splits"]), note
+        fired += told["statistics"]["chain_bounds"]
+    assert fired > 0
+
+
+def test_threshold_chains_change_no_optimum():
+    _chains_change_no_optimum(range(300), max_rows=30, max_values=10)
+
+
+@pytest.mark.slow
+def test_threshold_chains_change_no_optimum_on_larger_data():
+    _chains_change_no_optimum(range(1000, 1800), max_rows=60, max_values=20)
 
 
 def test_the_random_campaign_covers_every_feature_of_the_generator():

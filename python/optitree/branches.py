@@ -180,9 +180,11 @@ class BranchesClassifier(BaseTreeClassifier):
         ``iterations`` (selection passes; the paper counts passes + 1), ``expansions``,
         ``cached_subproblems`` (subproblem nodes held), ``memo_hits`` (subproblems reached
         again through another path), ``dominated_splits`` (splits discarded by a bound),
-        ``peak_memory_bytes`` (the search's own accounting), ``seconds``. After the fallback
-        search of ``fewest_splits`` the counts are the first search's, ``seconds`` is both
-        searches' and ``fallback_expansions`` the second's expansions.
+        ``chain_bounds`` (upper bounds of subproblems lowered from a neighbouring threshold of
+        the same numeric column), ``peak_memory_bytes`` (the search's own accounting),
+        ``seconds``. After the fallback search of ``fewest_splits`` the counts are the first
+        search's, ``seconds`` is both searches' and ``fallback_expansions`` the second's
+        expansions.
 
     Notes
     -----
@@ -316,6 +318,8 @@ class BranchesClassifier(BaseTreeClassifier):
             min_samples_leaf=min_leaf,
             memory_limit=memory_limit,
             progress=_print_progress if verbose > 0 else None,
+            # The thresholds of one numeric column bound one another's splits.
+            chains=[j if t is not None else None for j, t in data.view.source],
         )
         # At penalty 0 the proof of the fewest splits finds its first most accurate tree only
         # near its end. Under a limit, a fifth of the time is kept for a search without the

@@ -191,7 +191,7 @@ fn fit_stump<'py>(
 #[pyfunction]
 #[pyo3(signature = (codes, labels, penalty_num, penalty_den, *, n_classes=None, n_values=None,
     sample_weight=None, max_depth=None, min_samples_leaf=1, fewest_splits=true, time_limit=None,
-    node_limit=None, memory_limit=None, progress=None))]
+    node_limit=None, memory_limit=None, progress=None, chains=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_branches<'py>(
     py: Python<'py>,
@@ -209,6 +209,7 @@ fn fit_branches<'py>(
     node_limit: Option<u64>,
     memory_limit: Option<usize>,
     progress: Option<Bound<'py, PyAny>>,
+    chains: Option<Vec<Option<u32>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // The clock starts before the data are converted: wide data take a while (a fit's time
     // limit covers all of it).
@@ -230,7 +231,8 @@ fn fit_branches<'py>(
     let board = ProgressBoard::new();
     let reporter = progress.map(|callback| interrupt::Reporter::new(board.clone(), callback));
     let outcome = interrupt::run_here(py, &cancel, reporter, || {
-        branches::solve(data, &config, &budget, Some(&board))
+        let chains = chains.as_deref().unwrap_or_default();
+        branches::solve_with_chains(data, &config, chains, &budget, Some(&board))
     })?
     .into_py()?;
     let out = outcome_to_py(py, &outcome, &outcome.solution.tree)?;

@@ -89,6 +89,21 @@ pub fn solve(
     budget: &Budget,
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<BranchesSolution>> {
+    solve_with_chains(data, config, &[], budget, board)
+}
+
+/// [`solve`] on data whose binary features include the thresholds of numeric columns:
+/// `chains[f]` names the column of threshold feature `f` (`None` for other features), and a
+/// column's features must each send the rows above their threshold to the same value. The
+/// optimum is the same; the search bounds a column's splits from one another (see
+/// [`Graph::set_chains`]). Any other length of `chains` is ignored.
+pub fn solve_with_chains(
+    data: Table,
+    config: &BranchesConfig,
+    chains: &[Option<u32>],
+    budget: &Budget,
+    board: Option<&ProgressBoard>,
+) -> Result<Outcome<BranchesSolution>> {
     if config.min_samples_leaf == 0 {
         return param_err!("min_samples_leaf must be at least 1, got 0");
     }
@@ -114,10 +129,10 @@ pub fn solve(
     let (p, q) = config.penalty;
     if score::fits::<i64>(p, q, data.n_rows(), total) {
         let scale = Scale::<i64>::new(p, q, data.n_rows(), total)?;
-        search_with(data, config, scale, weights, budget, board)
+        search_with(data, config, scale, weights, chains, budget, board)
     } else {
         let scale = Scale::<i128>::new(p, q, data.n_rows(), total)?;
-        search_with(data, config, scale, weights, budget, board)
+        search_with(data, config, scale, weights, chains, budget, board)
     }
 }
 
@@ -127,6 +142,7 @@ fn search_with<S: score::Score>(
     config: &BranchesConfig,
     scale: Scale<S>,
     weights: Option<Vec<u64>>,
+    chains: &[Option<u32>],
     budget: &Budget,
     board: Option<&ProgressBoard>,
 ) -> Result<Outcome<BranchesSolution>> {
@@ -154,6 +170,8 @@ fn search_with<S: score::Score>(
         (Dataset::from_table(data), weights)
     };
     let mut graph = Graph::new(&data, scale, weights, limits);
+    let chains: Vec<u32> = chains.iter().map(|c| c.unwrap_or(graph::NONE)).collect();
+    graph.set_chains(&chains);
     let outcome = search::run(&mut graph, budget, board);
     graph.free_in_background();
     outcome

@@ -251,6 +251,7 @@ pub fn run<S: Score>(
     stats.set_count("cached_subproblems", g.nodes.len() as u64);
     stats.set_count("memo_hits", g.memo_hits);
     stats.set_count("dominated_splits", g.dominated_splits);
+    stats.set_count("chain_bounds", g.chain_bounded);
     stats.set_count("peak_memory_bytes", peak_bytes as u64);
     stats.set_real("seconds", budget.elapsed());
     if let (Some(board), Some(r)) = (board, root) {

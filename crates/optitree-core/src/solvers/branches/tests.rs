@@ -291,8 +291,10 @@ fn both_score_widths_agree() {
         let narrow = Scale::<i64>::new(1, 20 + seed, inst.n_rows, total).expect("valid");
         for limit in [None, Some(3 + seed)] {
             let budget = || Budget::new(None, limit, None, CancelFlag::new()).expect("valid");
-            let a = search_with(data.clone(), &cfg, wide, None, &budget(), None).expect("solves");
-            let b = search_with(data.clone(), &cfg, narrow, None, &budget(), None).expect("solves");
+            let a =
+                search_with(data.clone(), &cfg, wide, None, &[], &budget(), None).expect("solves");
+            let b = search_with(data.clone(), &cfg, narrow, None, &[], &budget(), None)
+                .expect("solves");
             assert_eq!(
                 (a.status, a.lower_bound, a.upper_bound),
                 (b.status, b.lower_bound, b.upper_bound)
@@ -371,4 +373,78 @@ fn very_deep_limits_are_no_limit_or_refused() {
         err.to_string().contains("max_depth must be at most"),
         "{err}"
     );
+}
+
+/// The thresholds of `columns` numeric columns of `levels` values each (`x > t` for each
+/// midpoint, as `ThresholdBinarizer` makes them), as a 0/1 instance, with each feature's
+/// column (its chain).
+fn threshold_instance(
+    n: usize,
+    columns: usize,
+    levels: u32,
+    classes: u32,
+    seed: u64,
+) -> (oracle::Instance, Vec<Option<u32>>) {
+    let raw = oracle::random_instance(n, columns, levels, classes, seed);
+    let mut codes = Vec::new();
+    let mut chains = Vec::new();
+    for j in 0..columns {
+        for t in 0..levels - 1 {
+            chains.push(Some(j as u32));
+            codes.push(
+                (0..n)
+                    .map(|r| u32::from(raw.codes[r * columns + j] > t))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    let n_features = codes.len();
+    let row_major = (0..n)
+        .flat_map(|r| codes.iter().map(move |c| c[r]))
+        .collect();
+    let inst = oracle::Instance {
+        n_rows: n,
+        n_features,
+        codes: row_major,
+        labels: raw.labels,
+    };
+    (inst, chains)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    /// Told which features are thresholds of one column, the search bounds a column's splits
+    /// from one another (see `Graph::bound_chain_siblings`): the optimum is still the oracle's.
+    #[test]
+    fn chains_of_thresholds_keep_the_oracles_optimum(
+        n in 2usize..13, columns in 1usize..3, levels in 2u32..5, classes in 2u32..4,
+        seed in any::<u64>(),
+        lambda in prop::sample::select(vec![(1u64, 1000u64), (1, 100), (1, 20), (1, 6)]),
+        depth in prop::option::of(1u32..3), min_leaf in 1u64..3, weighted in any::<bool>(),
+    ) {
+        let (inst, chains) = threshold_instance(n, columns, levels, classes, seed);
+        let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
+        let data = dataset(&inst, weighted.then_some(&weights[..]));
+        let config = config(lambda.0, lambda.1, depth, min_leaf);
+        let out = solve_with_chains(data, &config, &chains, &Budget::unlimited(), None).expect("solves");
+        let expected = oracle::best_sparse_tree(&inst, &weights, lambda, depth, min_leaf);
+        prop_assert_eq!(out.status, Status::Optimal);
+        prop_assert_eq!((out.solution.correct, out.solution.splits), expected);
+        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), expected.0);
+    }
+}
+
+/// The chain bound fires on a column of many thresholds, and changes no optimum there.
+#[test]
+fn chains_bound_many_thresholds() {
+    let (inst, chains) = threshold_instance(60, 2, 12, 2, 17);
+    let data = dataset(&inst, None);
+    let config = config(1, 200, Some(3), 1);
+    let told = solve_with_chains(data.clone(), &config, &chains, &Budget::unlimited(), None)
+        .expect("solves");
+    let plain = solve(data, &config, &Budget::unlimited(), None).expect("solves");
+    assert_eq!(told.status, Status::Optimal);
+    let value = |o: &Outcome<BranchesSolution>| (o.solution.correct, o.solution.splits);
+    assert_eq!(value(&told), value(&plain));
+    assert!(matches!(told.stats.get("chain_bounds"), Some(StatValue::Count(c)) if c > 0));
 }
