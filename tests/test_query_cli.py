@@ -232,3 +232,16 @@ def test_cli_notes_a_seed_without_random_tie_breaks(plain_csv, capsys):
     args = ["--tie-break", "random", "--seed", "3"]
     assert main(["query", str(plain_csv), "--name", "name", "--prior", "weight", *args]) == 0
     assert "--seed" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "roles, message",
+    [
+        (["--name", "name", "--group", "name"], "'name' is given to both --name and --group"),
+        (["--prior", "weight", "--group", "weight"], "'weight' is given to both --prior and"),
+    ],
+)
+def test_cli_refuses_one_column_in_two_roles(plain_csv, capsys, roles, message):
+    assert main(["query", str(plain_csv), *roles]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -93,6 +93,13 @@ def _problem(args: argparse.Namespace) -> tuple[Any, Any, Any]:
                 f"--{option} {col!r} is not a column of {args.objects!r} "
                 f"(columns: {', '.join(frame.columns[:8])}{', ...' if frame.shape[1] > 8 else ''})"
             )
+    roles: dict[str, str] = {}
+    for option in ("name", "prior", "group"):
+        col = getattr(args, option)
+        if col is not None and col in roles:
+            raise UsageError(f"column {col!r} is given to both --{roles[col]} and --{option}")
+        if col is not None:
+            roles[col] = option
     name = args.name
     first = frame.iloc[:, 0]
     reserved = {args.prior, args.group}
