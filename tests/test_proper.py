@@ -46,6 +46,7 @@ from sklearn.base import clone
 
 from optitree import NotProvenOptimalWarning, ProperTreeClassifier, export_text
 from optitree.exceptions import DataError, InfeasibleError, InvalidParameterError
+from optitree.export import format_oblique
 from optitree.proper import candidate_rules
 from optitree.tree import LEAF, OBLIQUE, THRESHOLD
 from oracles import (
@@ -1322,3 +1323,30 @@ def test_boolean_columns_are_numbers():
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(d=rng.normal(size=40))
     clf = ProperTreeClassifier(n_splits=3).fit(frame, y)
     assert clf.score(frame, y) == 1.0
+
+
+def _printed_numbers(text: str) -> set[float]:
+    return {float(m) for m in re.findall(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)}
+
+
+def test_printed_oblique_rules_are_the_rules_predict_follows():
+    """Coefficients printed to four digits sent a wine row across the printed surface while
+    predict kept it on the stored one's side. The estimator now stores short decimals that
+    keep every training row's side (the constant term refitted), and exports print each
+    coefficient exactly."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    wine = ProperTreeClassifier(n_splits=2, rule="hyperplane").fit(X[:, [6, 9]], y)
+    assert "0.559*x0 + 1.001*x1 - 4.9823 <= 0" in export_text(wine.tree_)
+    for seed in range(12):
+        rule, n_splits = (("hyperplane", 2), ("polynomial", 1))[seed % 2]
+        X, y = _gaussian(1400 + seed, 20, 2), _labels(1400 + seed, 20, 2)
+        clf = ProperTreeClassifier(n_splits=n_splits, rule=rule).fit(X, y)
+        tree = clf.tree_
+        for node in np.flatnonzero(tree.kind == OBLIQUE):
+            k = tree.oblique_index[node]
+            coef = tree.term_coef[tree.oblique_ptr[k] : tree.oblique_ptr[k + 1]]
+            shown = _printed_numbers(format_oblique(tree, int(node)))
+            assert {abs(c) for c in coef if c not in (0, 1, -1)} <= shown, seed
+        assert clf.objective_ == pytest.approx(clf.lower_bound_), seed  # same rows, same loss

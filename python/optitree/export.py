@@ -368,10 +368,13 @@ def _exact_number(value: float, decimals: int) -> str:
 
 
 def _coefficient(magnitude: float, decimals: int) -> str:
-    """An oblique coefficient with at least four significant digits (0.004 is not 0)."""
+    """An oblique coefficient with at least four significant digits (0.004 is not 0), and all
+    it has when rounding would change it: a printed rule must route rows as ``predict`` does
+    (the proper-tree estimator stores coefficients as short decimals that keep the training
+    rows' sides, so these stay short)."""
     if magnitude > 0 and math.isfinite(magnitude):
         decimals = max(decimals, 3 - math.floor(math.log10(magnitude)))
-    return format_number(magnitude, decimals)
+    return _exact_number(magnitude, decimals)
 
 
 def _weights(values: np.ndarray, decimals: int) -> str:
@@ -464,7 +467,7 @@ def format_oblique(
         Names of the features; defaults to the tree's names, else ``x0``, ``x1``, ...
     decimals : int, default=2
         Decimals of the coefficients; a coefficient keeps at least four
-        significant digits.
+        significant digits, and all of them when fewer would change its value.
 
     Returns
     -------
@@ -555,10 +558,10 @@ def format_condition(
     feature_names : list of str, optional
         Names of the features; defaults to the tree's names, else ``x0``, ``x1``, ...
     decimals : int, default=2
-        Decimals of thresholds and coefficients. A threshold that these do
-        not show exactly is shown with the digits it needs (so the printed
-        rule routes rows as ``predict`` does); a coefficient keeps at least
-        four significant digits.
+        Decimals of thresholds and coefficients. A threshold or coefficient
+        that these do not show exactly is shown with the digits it needs (so
+        the printed rule routes rows as ``predict`` does); a coefficient
+        keeps at least four significant digits.
 
     Returns
     -------
@@ -647,9 +650,10 @@ def export_text(
         question tree shows the probability of each answer unless ``False``.
     decimals : int, default=2
         Decimals of thresholds, coefficients and weights; trailing zeros are
-        dropped. A threshold that these do not show exactly is shown with the
-        digits it needs (so the printed rule routes rows as ``predict``
-        does); a coefficient keeps at least four significant digits.
+        dropped. A threshold or coefficient that these do not show exactly is
+        shown with the digits it needs (so the printed rule routes rows as
+        ``predict`` does); a coefficient keeps at least four significant
+        digits.
     max_depth : int, optional
         Show only the splits of nodes at depth < ``max_depth`` (the root has
         depth 0); deeper subtrees are replaced by a line

@@ -11,7 +11,9 @@ loss, and proves it.
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -259,12 +261,13 @@ class ProperTreeClassifier(BaseTreeClassifier):
             )
         arrays = dict(result["tree"])
         arrays["n_features"] = x.shape[1]
-        tree = Tree(
-            **arrays,
+        build = functools.partial(
+            Tree,
             feature_names=encoded.feature_names,
             class_names=[c.item() if isinstance(c, np.generic) else c for c in classes],
             categories=encoded.categories,
         )
+        tree = _with_short_coefficients(arrays, x, build)
         data = FitData(encoded, y_codes, None, CategoricalView(np.zeros((x.shape[0], 0)), []))
         self._finish_fit(result, data, tree=tree)
         self.objective_ = _rescored_loss(self.tree_, x, y_codes, len(classes), self.objective)
@@ -274,6 +277,76 @@ class ProperTreeClassifier(BaseTreeClassifier):
                 f"reported {result['cost']!r}; please report this bug"
             )
         return self
+
+
+def _with_short_coefficients(
+    arrays: dict[str, Any], x: np.ndarray, build: Callable[..., Tree]
+) -> Tree:
+    """The tree with each oblique test's coefficients rounded to the fewest significant digits
+    (four at least) that still send every training row where the exact ones do. Exports print
+    a coefficient with its digits when they are that few (and in full otherwise), so a printed
+    rule is the rule ``predict`` follows: rounded for display only, 0.559 for 0.55902554 sent
+    a training row on the surface's other side. A surface passes through its defining rows,
+    so rounding its slope moves them off it: the constant term is then chosen afresh, the
+    shortest decimal that keeps every row reaching the test on its side."""
+    tree = build(**arrays)
+    coef = np.asarray(arrays["term_coef"], dtype=np.float64)
+    if len(coef) == 0:
+        return tree
+    where = tree.apply(x)
+    paths = tree.decision_path(x).tocsc()
+    for node in np.flatnonzero(np.asarray(arrays["oblique_index"]) >= 0):
+        k = int(arrays["oblique_index"][node])
+        terms = range(int(arrays["oblique_ptr"][k]), int(arrays["oblique_ptr"][k + 1]))
+        exact = coef[terms.start : terms.stop].copy()
+        reaching = paths[:, node].nonzero()[0]
+        left = paths[reaching, int(tree.children_of(node)[0])].toarray().ravel() > 0
+        for digits in range(4, 16):
+            rounded = np.array([float(f"{c:.{digits - 1}e}") for c in exact])
+            rounded = _refit_constant(arrays, terms, rounded, x[reaching], left)
+            coef[terms.start : terms.stop] = rounded
+            trial = build(**{**arrays, "term_coef": coef})
+            if np.array_equal(trial.apply(x), where):
+                tree = trial
+                break
+        else:
+            coef[terms.start : terms.stop] = exact
+    return tree
+
+
+def _refit_constant(
+    arrays: dict[str, Any], terms: range, coef: np.ndarray, rows: np.ndarray, left: np.ndarray
+) -> np.ndarray:
+    """``coef`` with its constant term (if any) replaced by the shortest decimal that puts
+    ``rows`` on their sides (``left``: the test ``<= 0`` holds), when one exists."""
+    ptr, features = arrays["term_ptr"], arrays["term_features"]
+    constant = [i for i, t in enumerate(terms) if ptr[t] == ptr[t + 1]]
+    if len(constant) != 1 or len(rows) == 0:
+        return coef
+    rest = np.zeros(len(rows))
+    for i, t in enumerate(terms):
+        if i != constant[0]:
+            rest += coef[i] * np.prod(rows[:, features[ptr[t] : ptr[t + 1]]], axis=1)
+    # Left rows need rest + b <= 0, right rows rest + b > 0.
+    high = float(np.min(-rest[left], initial=np.inf))
+    low = float(np.max(-rest[~left], initial=-np.inf))
+    if not low < high:
+        return coef
+    out = coef.copy()
+    out[constant[0]] = _shortest_in(low, high, coef[constant[0]])
+    return out
+
+
+def _shortest_in(low: float, high: float, near: float) -> float:
+    """The shortest decimal in ``(low, high]`` (``near`` when the interval is unbounded on
+    its side, rounded as little as it takes)."""
+    low, high = (max(low, near - 1.0), min(high, near + 1.0))
+    for digits in range(1, 17):
+        for value in (high, (low + high) / 2, low, near):
+            candidate = float(f"{value:.{digits - 1}e}")
+            if low < candidate <= high:
+                return candidate
+    return high
 
 
 def _rescored_loss(
