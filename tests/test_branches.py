@@ -42,6 +42,7 @@ from optitree import (
     StumpClassifier,
     _core,
 )
+from optitree.branches import integer_weights
 from optitree.datasets import load_branches_encoding, load_cp4im, load_monks
 from optitree.exceptions import DataError, InvalidParameterError
 from optitree.preprocessing import OneHotEncoder
@@ -1315,6 +1316,24 @@ def test_weights_spanning_more_than_nine_orders_keep_every_row():
     np.testing.assert_allclose(tiny.tree_.value, same.tree_.value * 1e-300, rtol=1e-12)
 
 
+def test_balanced_class_weights_are_exact_fractions():
+    """scikit-learn's "balanced" weights, n / (k · count), are not decimals: they were rounded
+    to 9 digits with a warning on every fit, and the classes' totals came back unequal
+    (217.5 against 217.49999995). Fractions with a common denominator are exact."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    X = np.random.default_rng(4).integers(0, 3, size=(97, 4))
+    y = (X[:, 0] + (X[:, 1] == 2) > 1).astype(int)
+    w = compute_sample_weight("balanced", y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=w)
+    root = clf.tree_.value[0]
+    assert root[0] == root[1] == pytest.approx(97 / 2, abs=0)
+    whole, note, (divisor, factor) = integer_weights(np.array([0.1, 1 / 3, 2.0]))
+    assert note == "" and whole.tolist() == [3, 10, 60] and (divisor, factor) == (30, 1)
+
+
 def test_weights_that_are_not_decimal_keep_the_memory_limit_too():
     """Such weights are scaled to about 10^9, past what a closed child's slot holds: those
     children get nodes, and open children got an orphan node each as well (twice the nodes
@@ -1634,9 +1653,11 @@ def test_weighted_trees_keep_the_weighted_class_totals():
     clf = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=weights)
     np.testing.assert_allclose(clf.tree_.value, [[0.875, 1.1], [0.75, 0], [0, 1], [0.125, 0.1]])
     np.testing.assert_array_equal(clf.predict([[0], [1], [2]]), [0, 1, 0])
+    thirds = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=[1 / 3] * 6)
+    np.testing.assert_array_equal(thirds.tree_.value[0], [1, 1])  # fractions: exact
     with pytest.warns(UserWarning, match="rounded"):
-        thirds = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=[1 / 3] * 6)
-    np.testing.assert_allclose(thirds.tree_.value[0], [1, 1])
+        pis = BranchesClassifier(penalty=0.01).fit(X, y, sample_weight=[np.pi] * 6)
+    np.testing.assert_allclose(pis.tree_.value[0], [3 * np.pi, 3 * np.pi])
 
 
 @pytest.mark.parametrize("penalty", [0.005, 0.007, 0.01, 0.013])

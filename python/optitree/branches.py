@@ -65,7 +65,8 @@ def integer_weights(
     (``""`` when exact); ``(divisor, factor)``: a whole number ``x`` weighs ``x / divisor *
     factor`` (a pair, so that weights of 1e-305 need no scale past the largest float).
 
-    Weights that become whole numbers after scaling by 10**k (k <= 6) are exact, as long as
+    Weights that become whole numbers after scaling by 10**k (k <= 6), or by a common
+    denominator of their fractions (see :func:`_common_denominator`), are exact, as long as
     they add up to less than 2**52 (the search counts weight sums exactly); others are rounded to
     9 significant digits relative to the largest weight, and a positive weight below half of
     that step counts as one step rather than vanishing (its row stays in the fit). The whole
@@ -82,11 +83,16 @@ def integer_weights(
         if np.all(near & ((whole > 0) | (sample_weight == 0))):
             if scaled.sum() < 2**52:
                 return whole, "", (float(10**k), 1.0)
+    fractions = _common_denominator(sample_weight)
+    if fractions is not None:
+        return fractions
     top = float(sample_weight.max())
     whole = np.round(sample_weight / top * 1e9)
     note = (
-        "sample weights are not decimal numbers with at most 6 places adding up to less than "
-        "2**52; they were rounded to 9 significant digits relative to the largest weight"
+        "sample weights are neither decimal numbers with at most 6 places nor fractions with "
+        "a common denominator, adding up to less than 2**52; they were rounded to 9 "
+        "significant digits relative to the largest weight (ratios of weights within 1e-9 of "
+        "them: the tree can differ only where rows' weights nearly tie)"
     )
     vanishing = (whole == 0) & (sample_weight > 0)
     if vanishing.any():
@@ -96,6 +102,34 @@ def integer_weights(
             f"row {int(np.argmax(vanishing))}) count as 1e-9 of it rather than as 0"
         )
     return whole, note, (1e9, top)
+
+
+def _common_denominator(
+    sample_weight: np.ndarray,
+) -> tuple[np.ndarray, str, tuple[float, float]] | None:
+    """:func:`integer_weights` of weights that are the floats of fractions with a common
+    denominator of at most 10**9, such as scikit-learn's ``"balanced"`` class weights
+    (``n / (k · count)``): exact whole numbers, instead of a rounding and its warning. None for
+    other weights (or more than 1,000 distinct values, or sums past 2**52)."""
+    distinct = np.unique(sample_weight)
+    if len(distinct) > 1000:
+        return None
+    denominator = 1
+    for value in distinct.tolist():
+        fraction = Fraction(value).limit_denominator(10**6)
+        if float(fraction) != value:
+            return None
+        denominator = (
+            denominator * fraction.denominator // math.gcd(denominator, fraction.denominator)
+        )
+        if denominator > 10**9:
+            return None
+    scaled = sample_weight * denominator
+    whole = np.round(scaled)
+    exact = np.abs(scaled - whole) <= 1e-6 * np.maximum(1.0, scaled)
+    if not np.all(exact & ((whole > 0) | (sample_weight == 0))) or whole.sum() >= 2**52:
+        return None
+    return whole, "", (float(denominator), 1.0)
 
 
 class BranchesClassifier(BaseTreeClassifier):
@@ -192,8 +226,9 @@ class BranchesClassifier(BaseTreeClassifier):
     feature index (with ``fewest_splits=False``: to the first tree the search proves optimal);
     results are deterministic either way.
     Sample weights are used exactly when they are whole numbers after scaling by a power of ten
-    (up to 10**6) that add up to less than 2**52, and otherwise rounded to 9 significant digits
-    relative to the largest weight (with a warning).
+    (up to 10**6), or fractions with a common denominator of at most 10**9 (scikit-learn's
+    ``"balanced"`` weights), adding up to less than 2**52; otherwise they are rounded to 9
+    significant digits relative to the largest weight (with a warning).
 
     Examples
     --------
