@@ -272,6 +272,11 @@ def test_format_oblique_powers_products_intercept_last_and_signs():
     assert format_oblique(tree, 2) == "-x0*x1 + 2*x2 + 0.25"
     assert format_oblique(tree, 2, ["a", "b", "c"], decimals=0) == "-a*b + 2*c + 0.25"
     assert format_oblique(tree, 0, decimals=1) == "0.5*x0 + 1.25*x1^2 - 3"
+    # Names that are not plain identifiers are bracketed: 'c*d' squared is not c*d^2.
+    assert format_oblique(tree, 0, ["a b", "c*d", "z"]) == "0.5*(a b) + 1.25*(c*d)^2 - 3"
+    # A coefficient shows every digit rounding would lose: the printed rule is the rule.
+    tree.term_coef = np.array([-3.0, 0.123456789, 1.25, -1.0, 2.0, 0.25])
+    assert format_oblique(tree, 0) == "0.123456789*x0 + 1.25*x1^2 - 3"
 
 
 def test_format_oblique_cubes_mixed_order_and_zero_terms():

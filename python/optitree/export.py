@@ -25,6 +25,7 @@ import json
 import math
 import numbers
 import os
+import re
 import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
@@ -439,8 +440,19 @@ def _format_monomial(features: Sequence[int], names: list[str]) -> str:
         powers[f] = powers.get(f, 0) + 1
     parts = []
     for f, power in powers.items():
-        parts.append(names[f] if power == 1 else f"{names[f]}^{power}")
+        name = _operand(names[f])
+        parts.append(name if power == 1 else f"{name}^{power}")
     return "*".join(parts)
+
+
+def _operand(name: str) -> str:
+    """A feature name as a factor of an expression: bracketed unless it is a plain identifier
+    or number, so that ``c*d`` squared reads ``(c*d)^2``, not ``c*d^2``."""
+    return name if _PLAIN_NAME.fullmatch(name) else f"({name})"
+
+
+#: Names that read unambiguously inside an expression (``x0``, ``petal_length``, ``age.1``).
+_PLAIN_NAME = re.compile(r"[^\W\d]\w*(?:\.\w+)*")
 
 
 def format_oblique(
