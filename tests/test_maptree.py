@@ -1343,3 +1343,12 @@ def test_the_evaluator_gives_the_same_posterior_whatever_the_matrix_order(seed):
     assert tree_log_posterior(clf.tree_, twos, y, 0.95, 0.5, rho) == tree_log_posterior(
         clf.tree_, np.ascontiguousarray(twos), y, 0.95, 0.5, rho
     )
+
+
+def test_a_stopped_search_says_what_may_close_the_gap():
+    X, y = load_cp4im("heart-cleveland", return_X_y=True)
+    # Proving heart-cleveland takes minutes: a tenth of a second never suffices.
+    with pytest.warns(NotProvenOptimalWarning, match="A larger time_limit or n_jobs=2 may"):
+        MAPTreeClassifier(time_limit=0.1).fit(X, y)
+    with pytest.warns(NotProvenOptimalWarning, match="A larger memory_limit may close the gap"):
+        MAPTreeClassifier(memory_limit=30_000_000).fit(X, y)

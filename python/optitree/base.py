@@ -253,6 +253,9 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
     ``upper_bound_`` and ``statistics_``.
     """
 
+    #: Whether a second thread (``n_jobs=2``) speeds the search up (Branches runs on one).
+    _threads_help = False
+
     _max_thresholds: int | None = None
     #: Whether ``time_limit`` counts from the start of ``fit`` (preparing the data included).
     _limit_covers_preparation = False
@@ -290,7 +293,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         if self.status_ != "optimal":
             warnings.warn(
                 f"{type(self).__name__} stopped with status {self.status_!r} before proving "
-                f"optimality; {self._unproven_note()}{self._limit_note(data)}",
+                f"optimality; {self._unproven_note()}"
+                f"{self._limit_note(data) or self._more_note()}",
                 NotProvenOptimalWarning,
                 stacklevel=3,
             )
@@ -302,6 +306,15 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         if self.status_ not in ("time_limit", "memory_limit"):
             return ""
         return self._preparation_note(data) or self._width_note(data)
+
+    def _more_note(self) -> str:
+        """What to raise for a proof, when a limit (not Ctrl-C) stopped the search and the
+        data's width is not the cause: the limit, and the threads where more can be used."""
+        limit = {"time_limit": "time_limit", "memory_limit": "memory_limit"}.get(self.status_)
+        if limit is None:
+            return ""
+        threads = limit == "time_limit" and self._threads_help and getattr(self, "n_jobs", 1) == 1
+        return f". A larger {limit}{' or n_jobs=2' if threads else ''} may close the gap"
 
     def _search_source(self, data: FitData) -> list[tuple[int, Any]]:
         """``(input column, threshold or None)`` of each feature the search splits."""

@@ -133,6 +133,8 @@ class MAPTreeClassifier(BaseTreeClassifier):
     ('optimal', '((1)0(1))', 8.23608)
     """
 
+    _threads_help = True
+
     _limit_covers_preparation = True
 
     def __init__(

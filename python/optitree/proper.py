@@ -130,6 +130,8 @@ class ProperTreeClassifier(BaseTreeClassifier):
     ('optimal', 0.0)
     """
 
+    _threads_help = True
+
     #: Estimators pickled before ``memory_limit`` existed read it as not set.
     memory_limit = None
 
