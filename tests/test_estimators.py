@@ -282,3 +282,22 @@ def test_unseen_categories_warn_only_for_columns_the_tree_reads(name):
             assert clf.tree_.predict(X.assign(noise="new")).tolist() == y
     with pytest.warns(UnseenCategoryWarning, match="column 'shape'"):
         clf.predict(X.assign(shape="new"))
+
+
+@pytest.mark.parametrize(
+    "estimator, bad",
+    [
+        (StumpClassifier(), {"time_limit": -1}),
+        (optitree.BranchesClassifier(), {"penalty": 2}),
+        (optitree.MAPTreeClassifier(), {"alpha": 2}),
+        (optitree.ProperTreeClassifier(n_splits=1), {"n_splits": 0}),
+    ],
+    ids=lambda p: type(p).__name__ if not isinstance(p, dict) else "",
+)
+def test_a_fit_refused_for_its_parameters_leaves_no_stale_tree(estimator, bad):
+    X, y = [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1]
+    estimator.fit(X, y)
+    estimator.set_params(**bad)
+    with pytest.raises(InvalidParameterError):
+        estimator.fit(X, y)
+    assert not hasattr(estimator, "tree_") and not hasattr(estimator, "status_")

@@ -28,7 +28,7 @@ from optitree._params import (
     check_verbose,
     time_left,
 )
-from optitree.base import BaseTreeClassifier, integer_columns
+from optitree.base import BaseTreeClassifier, forget_fit, integer_columns
 from optitree.exceptions import InternalError, InvalidParameterError
 
 __all__ = ["BranchesClassifier"]
@@ -318,6 +318,7 @@ class BranchesClassifier(BaseTreeClassifier):
         self
         """
         started = time.perf_counter()  # the time limit covers the whole fit
+        forget_fit(self)  # a fit refused for its parameters leaves no stale tree behind
         penalty = exact_penalty(self.penalty)
         max_depth = check_int("max_depth", self.max_depth, low=0, allow_none=True)
         min_leaf = check_int("min_samples_leaf", self.min_samples_leaf, low=1)

@@ -28,7 +28,7 @@ from optitree._params import (
     check_verbose,
     time_left,
 )
-from optitree.base import BaseTreeClassifier, FitData, integer_columns
+from optitree.base import BaseTreeClassifier, FitData, forget_fit, integer_columns
 from optitree.exceptions import InternalError, InvalidParameterError
 from optitree.tree import Tree
 
@@ -192,6 +192,7 @@ class MAPTreeClassifier(BaseTreeClassifier):
         self
         """
         started = time.perf_counter()  # the time limit covers the whole fit
+        forget_fit(self)  # a fit refused for its parameters leaves no stale tree behind
         alpha = check_real("alpha", self.alpha, low=0, high=1, low_open=True, high_open=True)
         beta = check_real("beta", self.beta, low=0)
         max_expansions = check_int("max_expansions", self.max_expansions, low=1, allow_none=True)

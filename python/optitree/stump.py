@@ -10,7 +10,7 @@ from typing import Any
 
 from optitree import _core
 from optitree._params import check_time_limit
-from optitree.base import BaseTreeClassifier
+from optitree.base import BaseTreeClassifier, forget_fit
 
 __all__ = ["StumpClassifier"]
 
@@ -73,6 +73,7 @@ class StumpClassifier(BaseTreeClassifier):
         -------
         self
         """
+        forget_fit(self)  # a fit refused for its parameters leaves no stale tree behind
         time_limit = check_time_limit(self.time_limit)
         data = self._prepare_fit(X, y, sample_weight)
         result = _core.fit_stump(
