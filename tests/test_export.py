@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 
+from optitree import StumpClassifier
 from optitree.exceptions import DataError, InvalidParameterError, SchemaVersionError
 from optitree.export import (
     export_dot,
@@ -1132,3 +1133,13 @@ def test_names_in_other_scripts_print_as_they_are():
     tree = rebuild(threshold_tree(), feature_names=["a", "petal length", persian])
     text = export_text(tree)
     assert "|--- petal length <= 2.45" in text and f"|   |--- {persian} <= 1.75" in text
+
+
+@pytest.mark.parametrize(
+    "values, shown",
+    [([-1e-300, 0.0, 1e-300, 2e-300], "5e-301"), ([1e20, 2e20, 3e20, 4e20], "2.5e+20")],
+)
+def test_extreme_thresholds_print_in_scientific_notation(values, shown):
+    # Positionally, 5e-301 took some 300 zeros; the value printed is still exact.
+    tree = StumpClassifier().fit([[v] for v in values], [0, 0, 1, 1]).tree_
+    assert f"x0 <= {shown}\n" in export_text(tree) and float(shown) == tree.threshold[0]

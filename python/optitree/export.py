@@ -363,7 +363,11 @@ def _exact_number(value: float, decimals: int) -> str:
     """A threshold with ``decimals`` decimals when that is its exact value, else with as many
     as it takes to read back exactly: ``x <= 1`` for 1.0015 would route 1.001 wrongly."""
     text = format_number(value, decimals)
-    if not math.isfinite(value) or float(text) == value:
+    if not math.isfinite(value):
+        return text
+    if value != 0 and not 1e-4 <= abs(value) < 1e16:
+        return repr(float(value))  # 1e-300 and 2.5e+20, not hundreds of digits
+    if float(text) == value:
         return text
     return np.format_float_positional(value, unique=True, trim="-")
 
