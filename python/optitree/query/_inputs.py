@@ -7,6 +7,7 @@ positive total (normalised with a warning when they do not sum to 1), one group 
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -138,8 +139,10 @@ def check_prior(
     original = top * total  # may be inf for huge weights; only shown in the warning
     rescaled = not abs(original - 1.0) <= 1e-9
     if rescaled and warn:
+        # Past the largest float, the sum is written as the product it is.
+        shown = f"{original:.6g}" if math.isfinite(original) else f"{total:.6g} × {top:.6g}"
         warnings.warn(
-            f"the prior sums to {original:.6g}, not 1; it was normalised",
+            f"the prior sums to {shown}, not 1; it was normalised",
             UserWarning,
             stacklevel=3,
         )
