@@ -443,6 +443,8 @@ def _object_kind(name: str, table: _Table, column: np.ndarray) -> str:
     for i, value in enumerate(column):
         if missing[i]:
             continue
+        if isinstance(value, (complex, np.complexfloating)):
+            raise _complex_error(name, table, column)  # pandas < 3 calls [None, 2j] "mixed"
         if _is_number(value):
             if first_number is None:
                 first_number = i
