@@ -245,3 +245,9 @@ def test_cli_refuses_one_column_in_two_roles(plain_csv, capsys, roles, message):
     assert main(["query", str(plain_csv), *roles]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_cli_a_negative_infinite_cost_base_gets_the_range_message(plain_csv, capsys):
+    # argparse took '-inf' for an option and said only 'expected one argument'.
+    assert main(["query", str(plain_csv), "--cost-base", "-inf"]) == 2
+    assert "expected a number >= 1 or 'inf', got '-inf'" in capsys.readouterr().err

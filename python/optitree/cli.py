@@ -1604,6 +1604,22 @@ def _error(message: str) -> None:
     sys.stderr.write(f"{PROG}: error: {_one_line(message)}\n")
 
 
+def _joined_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--opt -inf`` as ``--opt=-inf``: argparse takes ``-inf`` (unlike ``-1``) for an option
+    and says the value is missing, where the option's own check would say what is allowed."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_WORD.match(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+#: Values argparse mistakes for options: ``-inf``, ``-infinity``, ``-nan``.
+_NEGATIVE_WORD = re.compile(r"-(inf|infinity|nan)$", re.IGNORECASE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``optitree`` command line.
 
@@ -1629,7 +1645,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         try:
-            args = parser.parse_args(argv)
+            args = parser.parse_args(
+                _joined_negative_values(sys.argv[1:] if argv is None else argv)
+            )
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
         if args.command is None:
