@@ -12,6 +12,7 @@ loss, and proves it.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -340,9 +341,12 @@ def _refit_constant(
 
 
 def _shortest_in(low: float, high: float, near: float) -> float:
-    """The shortest decimal in ``(low, high]`` (``near`` when the interval is unbounded on
-    its side, rounded as little as it takes)."""
-    low, high = (max(low, near - 1.0), min(high, near + 1.0))
+    """The shortest decimal in ``(low, high]``; a side left open (no row on it) is closed
+    one unit past ``near`` (the exact constant) or the other side."""
+    if not math.isfinite(low):
+        low = min(high, near) - 1.0
+    if not math.isfinite(high):
+        high = max(low, near) + 1.0
     for digits in range(1, 17):
         for value in (high, (low + high) / 2, low, near):
             candidate = float(f"{value:.{digits - 1}e}")
