@@ -215,10 +215,11 @@ class BranchesClassifier(BaseTreeClassifier):
         ``cached_subproblems`` (subproblem nodes held), ``memo_hits`` (subproblems reached
         again through another path), ``dominated_splits`` (splits discarded by a bound),
         ``chain_bounds`` (upper bounds of subproblems lowered from a neighbouring threshold of
-        the same numeric column), ``peak_memory_bytes`` (the search's own accounting),
-        ``seconds``. After the fallback search of ``fewest_splits`` the counts are the first
-        search's, ``seconds`` is both searches' and ``fallback_expansions`` the second's
-        expansions.
+        the same numeric column), ``similarity_bounds`` (upper bounds of subproblems lowered
+        from an expanded sibling sharing most of their rows), ``peak_memory_bytes`` (the
+        search's own accounting), ``seconds``. After the fallback search of ``fewest_splits``
+        the counts are the first search's, ``seconds`` is both searches' and
+        ``fallback_expansions`` the second's expansions.
 
     Notes
     -----

