@@ -29,10 +29,15 @@ use super::score::{Scale, Score};
 pub use super::splits::{Slot, Splits};
 use super::tables::TableCache;
 
+mod depth_two;
+
 /// Index of a node in the arena.
 pub type NodeId = u32;
 /// Marks "no split" in `best`/`top`, "not built yet" in child slots and the end of hash chains.
 pub const NONE: u32 = u32::MAX;
+/// The incumbent of a node solved outright with two levels of depth left (see
+/// [`Graph::depth_two_tree`]; its `top` then indexes the tree's record).
+const DEPTH_TWO: u32 = NONE - 1;
 
 /// A subproblem known by its counts only: a child of a split before it is given a node.
 #[derive(Debug, Clone, Copy)]
@@ -113,7 +118,7 @@ impl<S> Node<S> {
     /// For a node not expanded: the feature of the best one-split tree found by the
     /// look-ahead, which is then the incumbent (`lb`); `NONE` when the incumbent is the leaf.
     pub fn stump(&self) -> u32 {
-        if self.expanded {
+        if self.expanded || self.incumbent == DEPTH_TWO {
             NONE
         } else {
             self.incumbent
@@ -177,6 +182,16 @@ pub struct Scratch<S> {
     heavy: Vec<u64>,
     /// The children of the split being tightened.
     kids: Vec<NodeId>,
+    /// While a node is solved outright (see `depth_two`): a child's counts, the node's splits
+    /// ranked by their bounds, and the features of the children's splits of the split tried
+    /// and of the best split so far.
+    child_table: Vec<u64>,
+    child_ubs: Vec<S>,
+    /// Whether the children bound one another during this solve (`depth_two`).
+    similar: bool,
+    ranked: Vec<(S, u32)>,
+    picks: Vec<u32>,
+    best_picks: Vec<u32>,
     /// The children an expansion makes nodes of: split index, value, index in `flat` and key
     /// hash.
     wanted: Vec<(u32, u32, u32, u64)>,
@@ -214,6 +229,11 @@ impl<S> Scratch<S> {
             + of(&self.table)
             + of(&self.heavy)
             + of(&self.kids)
+            + of(&self.child_table)
+            + of(&self.child_ubs)
+            + of(&self.ranked)
+            + of(&self.picks)
+            + of(&self.best_picks)
             + of(&self.wanted)
             + of(&self.candidates)
             + of(&self.flat)
@@ -236,6 +256,12 @@ impl<S> Default for Scratch<S> {
             tables: TableCache::default(),
             heavy: Vec::new(),
             kids: Vec::new(),
+            child_table: Vec::new(),
+            child_ubs: Vec::new(),
+            similar: false,
+            ranked: Vec::new(),
+            picks: Vec::new(),
+            best_picks: Vec::new(),
             wanted: Vec::new(),
             candidates: Vec::new(),
             flat: Vec::new(),
@@ -302,6 +328,11 @@ pub struct Graph<'d, S: Score> {
     pub chain_bounded: u64,
     /// Upper bounds the similarity bound (see [`Graph::bound_from_child`]) lowered.
     pub similar_bounded: u64,
+    /// The trees of the nodes solved outright (see [`Graph::depth_two_tree`]): a feature and
+    /// one per value of it.
+    two_level: Arena<u32>,
+    /// Nodes solved outright with two levels of depth left.
+    pub depth_two_solved: u64,
 }
 
 fn key_hash(support: &Bitset, depth_left: u32) -> u64 {
@@ -512,6 +543,8 @@ impl<'d, S: Score> Graph<'d, S> {
             chain_updates: Vec::new(),
             chain_bounded: 0,
             similar_bounded: 0,
+            two_level: Arena::new(),
+            depth_two_solved: 0,
         }
     }
 
@@ -561,7 +594,10 @@ impl<'d, S: Score> Graph<'d, S> {
         // Working buffers that may grow to an expansion's size: a count table and the heavy
         // child's copy of one, and per new child a summary, a wanted entry and a slot.
         let per_child = 2 * std::mem::size_of::<Summary<S>>() + 24 + 4;
-        let working = self.scratch.bytes() + 2 * table * 8 + new_nodes * per_child;
+        // (A node solved outright holds three tables: its own, a child's and the heaviest
+        // child's, with a bound per child of its splits, a ranked split per feature and a
+        // record of a feature per value.)
+        let working = self.scratch.bytes() + 3 * table * 8 + new_nodes * per_child;
         self.bytes
             + rows
             + records
@@ -571,6 +607,9 @@ impl<'d, S: Score> Graph<'d, S> {
             + self.bounds.peak_bytes_within(new_nodes)
             + self.expansions.peak_bytes_within(1)
             + self.memo.peak_bytes_within(new_nodes)
+            + self.two_level.peak_bytes_within(1 + self.arity)
+            + n_features * (std::mem::size_of::<(S, u32)>() + 8)
+            + new_nodes * std::mem::size_of::<S>()
     }
 
     /// All the bytes the search holds now: row sets and split records, the arenas' chunks,
@@ -583,6 +622,7 @@ impl<'d, S: Score> Graph<'d, S> {
             + self.nodes.reserved_bytes()
             + self.bounds.reserved_bytes()
             + self.expansions.reserved_bytes()
+            + self.two_level.reserved_bytes()
             + self.memo.bytes()
     }
 
@@ -1085,26 +1125,11 @@ impl<'d, S: Score> Graph<'d, S> {
         let mut best = leaf;
         let (mut stump_value, mut stump) = (leaf, NONE);
         let cost = self.scale.split_cost;
-        let k = self.data.n_classes();
         for &f in features {
             let cells = &table[self.offsets[f as usize]..self.offsets[f as usize + 1]];
-            // What `split_summaries` decides, and the split's two sums, in one pass over the
-            // children without storing them (this runs for every feature of every look-ahead).
-            let (mut bound, mut as_leaves) = (S::default(), S::default());
-            let (mut non_empty, mut too_small) = (0, false);
-            let (mut weight, mut largest) = (0, 0);
-            for cell in cells.chunks_exact(k + 1) {
-                let rows = cell[k];
-                non_empty += usize::from(rows > 0);
-                too_small |= rows > 0 && rows < self.limits.min_samples_leaf;
-                let child = self.summary(&cell[..k]);
-                (weight, largest) = (weight + child.weight, largest.max(child.weight));
-                let (child_ub, child_leaf) = self.summary_bounds(&child, child_depth);
-                (bound, as_leaves) = (bound + child_ub, as_leaves + child_leaf);
-            }
-            if self.usable(non_empty, too_small, weight, largest) != Usable::Yes {
+            let Some((bound, as_leaves)) = self.split_sums(cells, child_depth) else {
                 continue;
-            }
+            };
             best = best.max(bound - cost);
             if as_leaves - cost > stump_value {
                 (stump_value, stump) = (as_leaves - cost, f);
@@ -1115,6 +1140,29 @@ impl<'d, S: Score> Graph<'d, S> {
             lb: stump_value,
             stump,
         }
+    }
+
+    /// The sums over a split's children, from its `cells` (see [`Graph::count_children`]),
+    /// with `child_depth` levels left below it: of their upper bounds, and of their leaves.
+    /// None when the split is not [`Usable::Yes`]. What `split_summaries` decides, in one pass
+    /// over the children without storing them (this runs for every feature of every
+    /// look-ahead).
+    fn split_sums(&self, cells: &[u64], child_depth: u32) -> Option<(S, S)> {
+        let k = self.data.n_classes();
+        let (mut bound, mut as_leaves) = (S::default(), S::default());
+        let (mut non_empty, mut too_small) = (0, false);
+        let (mut weight, mut largest) = (0, 0);
+        for cell in cells.chunks_exact(k + 1) {
+            let rows = cell[k];
+            non_empty += usize::from(rows > 0);
+            too_small |= rows > 0 && rows < self.limits.min_samples_leaf;
+            let child = self.summary(&cell[..k]);
+            (weight, largest) = (weight + child.weight, largest.max(child.weight));
+            let (child_ub, child_leaf) = self.summary_bounds(&child, child_depth);
+            (bound, as_leaves) = (bound + child_ub, as_leaves + child_leaf);
+        }
+        (self.usable(non_empty, too_small, weight, largest) == Usable::Yes)
+            .then_some((bound, as_leaves))
     }
 
     /// The splits of node `id` (none before it is expanded).
@@ -1272,6 +1320,9 @@ impl<'d, S: Score> Graph<'d, S> {
     /// exact size: temporaries interleaved with long-lived blocks would leave holes in the heap
     /// that the memory accounting cannot see (a third of the process's memory on lymph-f).
     pub fn expand(&mut self, id: NodeId) {
+        if self.nodes[id as usize].depth_left() == 2 && self.solve_depth_two(id) {
+            return;
+        }
         if self.nodes[id as usize].expansion == NONE {
             let mut own = Bitset::empty(self.data.n_rows());
             self.rows_into(id, &mut own);

@@ -254,6 +254,7 @@ pub fn run<S: Score>(
     stats.set_count("dominated_splits", g.dominated_splits);
     stats.set_count("chain_bounds", g.chain_bounded);
     stats.set_count("similarity_bounds", g.similar_bounded);
+    stats.set_count("depth_two_solves", g.depth_two_solved);
     stats.set_count("peak_memory_bytes", peak_bytes as u64);
     stats.set_real("seconds", budget.elapsed());
     if let (Some(board), Some(r)) = (board, root) {
@@ -333,18 +334,27 @@ fn build<S: Score>(
         return leaf(correct);
     }
     let node = &g.nodes[id as usize];
-    if node.stump() != NONE {
-        // The look-ahead's one-split tree is this node's incumbent.
+    if let Some((f, picks)) = g.depth_two_tree(id) {
+        // Solved outright: a split whose children are leaves or one-split trees.
         *splits += 1;
-        let f = node.stump() as usize;
-        let children = (0..g.data.n_values(f))
-            .map(|v| build(g, NONE, rows.and(g.data.rows_with(f, v)), correct, splits))
+        let children = (picks.iter().enumerate())
+            .map(|(v, &pick)| {
+                let rows = rows.and(g.data.rows_with(f as usize, v));
+                match pick {
+                    NONE => build(g, NONE, rows, correct, splits),
+                    pick => stump(g, pick, rows, correct, splits),
+                }
+            })
             .collect();
         return NodeSpec::Category {
-            feature: f,
+            feature: f as usize,
             value,
             children,
         };
+    }
+    if node.stump() != NONE {
+        // The look-ahead's one-split tree is this node's incumbent.
+        return stump(g, node.stump(), rows, correct, splits);
     }
     if node.best() == NONE {
         return leaf(correct);
@@ -363,6 +373,27 @@ fn build<S: Score>(
                 splits,
             )
         })
+        .collect();
+    NodeSpec::Category {
+        feature: f,
+        value,
+        children,
+    }
+}
+
+/// The tree of one split on `feature` over `rows`, its children leaves.
+fn stump<S: Score>(
+    g: &Graph<'_, S>,
+    feature: u32,
+    rows: Bitset,
+    correct: &mut u64,
+    splits: &mut u64,
+) -> NodeSpec {
+    *splits += 1;
+    let f = feature as usize;
+    let value = g.class_totals(&rows).iter().map(|&t| t as f64).collect();
+    let children = (0..g.data.n_values(f))
+        .map(|v| build(g, NONE, rows.and(g.data.rows_with(f, v)), correct, splits))
         .collect();
     NodeSpec::Category {
         feature: f,

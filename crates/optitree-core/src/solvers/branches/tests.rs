@@ -134,31 +134,34 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
     /// Limited depth on the same data: an expanded child's bound, far below its weight there,
-    /// bounds its siblings through the rows they share (`Graph::bound_from_child`).
+    /// bounds its siblings through the rows they share (`Graph::bound_from_child`), and nodes
+    /// with two levels left are solved outright (`depth_two`), under a minimum leaf size too.
     #[test]
     fn matches_the_oracle_on_larger_data_at_limited_depth(
-        n in 257usize..600, d in 2usize..5, classes in 2u32..4, seed in any::<u64>(),
-        noise in 0u64..4, weighted in any::<bool>(), depth in 1u32..4,
+        n in 257usize..600, d in 2usize..5, values in 2u32..4, classes in 2u32..4,
+        seed in any::<u64>(), noise in 0u64..4, weighted in any::<bool>(), depth in 1u32..4,
         lambda in prop::sample::select(vec![(0u64, 1u64), (1, 1000), (1, 100)]),
+        min_leaf in prop::sample::select(vec![1u64, 1, 5]),
     ) {
-        let mut inst = oracle::random_instance(n, d, 2, classes, seed);
+        let mut inst = oracle::random_instance(n, d, values, classes, seed);
         for r in 0..n {
-            let row = &inst.codes[r * d..(r + 1) * d];
+                let row = &inst.codes[r * d..(r + 1) * d];
             let clean = (row[0] + row[1] * (r as u32 % 2)) % classes;
             inst.labels[r] = if ((r as u64 * 2654435761) ^ seed) % 10 < noise { inst.labels[r] } else { clean };
         }
         let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
         let data = dataset(&inst, weighted.then_some(&weights[..]));
-        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), 1), &Budget::unlimited(), None).expect("solves");
-        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), 1);
+        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), min_leaf), &Budget::unlimited(), None).expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), min_leaf);
         prop_assert_eq!(out.status, Status::Optimal);
         prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
         prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
     }
 }
 
-/// Siblings bound one another once one is expanded (see `Graph::bound_from_child`): the bound
-/// fires on correlated features at limited depth, and the optimum is the oracle's.
+/// Siblings bound one another once one is expanded (see `Graph::bound_from_child`), and nodes
+/// with two levels left are solved outright (`depth_two`): both fire on correlated features at
+/// limited depth, and the optimum is the oracle's.
 #[test]
 fn expanded_children_bound_their_siblings() {
     let (n, d) = (400, 6);
@@ -174,7 +177,7 @@ fn expanded_children_bound_their_siblings() {
         inst.labels[r] = (row[0] ^ row[4] ^ u32::from(r % 5 == 0)) & (row[5] | row[1]);
     }
     let weights = vec![1; n];
-    let mut fired = 0;
+    let (mut fired, mut solved) = (0, 0);
     for depth in 2..4 {
         let data = dataset(&inst, None);
         let out = solve(
@@ -190,8 +193,12 @@ fn expanded_children_bound_their_siblings() {
         if let Some(StatValue::Count(c)) = out.stats.get("similarity_bounds") {
             fired += c;
         }
+        if let Some(StatValue::Count(c)) = out.stats.get("depth_two_solves") {
+            solved += c;
+        }
     }
     assert!(fired > 0, "the similarity bound never fired");
+    assert!(solved > 0, "no node was solved outright");
 }
 
 #[test]
