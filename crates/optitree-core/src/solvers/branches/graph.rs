@@ -939,7 +939,6 @@ impl<'d, S: Score> Graph<'d, S> {
         };
         let base = self.bounds[child as usize].ub;
         let k = self.data.n_classes();
-        let weight = |t: &[u64], at: usize| -> u64 { t[at..][..k].iter().sum() };
         for (g, children) in self.splits_of(parent).iter() {
             if !counted.contains(g) {
                 continue;
@@ -954,8 +953,7 @@ impl<'d, S: Score> Graph<'d, S> {
                     continue;
                 }
                 let at = offset + w * (k + 1);
-                let outside = weight(parent_table, at) - weight(child_table, at);
-                let ub = base + self.scale.leaf(outside);
+                let ub = self.bound_through(base, parent_table, child_table, at);
                 if ub < bounds.ub {
                     updates.push((id, ub));
                 }
@@ -982,6 +980,15 @@ impl<'d, S: Score> Graph<'d, S> {
         self.chain_bounds_into(parent, split, &mut updates);
         self.chain_bounded += self.lower_upper_bounds(&updates);
         self.chain_updates = updates;
+    }
+
+    /// The similarity bound on the subset `X` of a node's rows whose counts sit at cell `at`
+    /// of the node's `table`, from a subset `Y` worth at most `base` with counts
+    /// `subset_table`: `base` plus the weight of `X` outside `Y`.
+    fn bound_through(&self, base: S, table: &[u64], subset_table: &[u64], at: usize) -> S {
+        let k = self.data.n_classes();
+        let weight = |t: &[u64]| -> u64 { t[at..][..k].iter().sum() };
+        base + self.scale.leaf(weight(table) - weight(subset_table))
     }
 
     /// Lowers each node's upper bound to the one `updates` gives it, where lower; returns how

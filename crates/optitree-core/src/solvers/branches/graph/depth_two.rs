@@ -240,13 +240,12 @@ impl<S: Score> Graph<'_, S> {
             return;
         }
         let k = self.data.n_classes();
-        let weight = |t: &[u64], at: usize| -> u64 { t[at..][..k].iter().sum() };
         for &g in pool.iter().filter(|&&g| g != f) {
             let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
             for at in range.step_by(k + 1) {
-                let outside = weight(table, at) - weight(child_table, at);
+                let bound = self.bound_through(value, table, child_table, at);
                 let ub = &mut scratch.child_ubs[at / (k + 1)];
-                *ub = (*ub).min(value + self.scale.leaf(outside));
+                *ub = (*ub).min(bound);
             }
         }
     }
