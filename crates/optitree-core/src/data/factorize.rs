@@ -27,14 +27,12 @@ pub fn factorize_rows<'a, C: From<u32>>(
     if n_cols == 0 || rows.len() == 0 || rows.clone().any(|row| row.len() != n_cols) {
         return None;
     }
-    let small = (max_span >= SMALL as u64).then(|| small_code_marks(rows.clone(), n_cols));
-    let (low, start, mut rank) = match small.flatten() {
-        Some(marks) => {
-            let start = (0..=n_cols).map(|j| j * SMALL).collect();
-            (vec![0; n_cols], start, marks)
+    if max_span >= SMALL as u64 {
+        if let Some(marks) = small_code_marks(rows.clone(), n_cols) {
+            return Some(factorize_small(rows, marks));
         }
-        _ => wide_code_marks(rows.clone(), n_cols, max_span)?,
-    };
+    }
+    let (low, start, mut rank) = wide_code_marks(rows.clone(), n_cols, max_span)?;
     let mut labels = Vec::with_capacity(n_cols);
     for j in 0..n_cols {
         let mut present = Vec::new();
@@ -59,17 +57,56 @@ pub fn factorize_rows<'a, C: From<u32>>(
 /// Slots per column when every code is in `0..SMALL`.
 const SMALL: usize = 256;
 
-/// When every cell is in `0..SMALL` (most categorical data): a table of `SMALL` slots per
-/// column, slot `j * SMALL + v` marked (1) when column j holds v. One pass, none spent on the
-/// columns' ranges.
-fn small_code_marks<'a>(rows: impl Iterator<Item = &'a [i64]>, n_cols: usize) -> Option<Vec<u32>> {
-    let mut marks = vec![0u32; n_cols * SMALL];
+/// When every cell is in `0..SMALL` (most categorical data): one bit per value and column, set
+/// when the column holds the value. One pass, none spent on the columns' ranges. The marks are
+/// bits, 32 bytes a column, so that they stay in the L1 cache: a slot of 4 bytes per value
+/// put columns 1 KiB apart, on a handful of the cache's sets, and mushroom's 117 columns
+/// evicted one another on every row (its 950k cells took 4.0 ms to factorise, now 1.4). A
+/// cell out of range is noted, not branched on.
+fn small_code_marks<'a>(
+    rows: impl Iterator<Item = &'a [i64]>,
+    n_cols: usize,
+) -> Option<Vec<[u64; SMALL / 64]>> {
+    let mut marks = vec![[0u64; SMALL / 64]; n_cols];
+    let mut out_of_range = 0u64;
     for row in rows {
-        for (column, &c) in marks.chunks_exact_mut(SMALL).zip(row) {
-            *column.get_mut(usize::try_from(c).ok()?)? = 1;
+        for (column, &c) in marks.iter_mut().zip(row) {
+            out_of_range |= c as u64 / SMALL as u64; // negative codes too
+            let c = c as usize % SMALL;
+            column[c / 64] |= 1 << (c % 64);
         }
     }
-    Some(marks)
+    (out_of_range == 0).then_some(marks)
+}
+
+/// [`factorize_rows`] once [`small_code_marks`] has marked every column's values: each
+/// column's ranks over `0..=its largest value`, all columns' in one short table, and each
+/// cell's code its column's rank of its value.
+fn factorize_small<'a, C: From<u32>>(
+    rows: impl ExactSizeIterator<Item = &'a [i64]>,
+    marks: Vec<[u64; SMALL / 64]>,
+) -> Factorized<C> {
+    let (mut labels, mut base, mut rank) = (Vec::new(), Vec::new(), Vec::new());
+    for column in &marks {
+        let present: Vec<i64> = (0..SMALL)
+            .filter(|&v| column[v / 64] >> (v % 64) & 1 == 1)
+            .map(|v| v as i64)
+            .collect();
+        base.push(rank.len());
+        let span = present.last().map_or(0, |&v| v as usize + 1);
+        rank.resize(rank.len() + span, 0u32);
+        for (r, &v) in present.iter().enumerate() {
+            rank[base[base.len() - 1] + v as usize] = r as u32;
+        }
+        labels.push(present);
+    }
+    let mut codes = Vec::with_capacity(rows.len() * marks.len());
+    for row in rows {
+        let ranked = row.iter().zip(&base);
+        // In range: every value of the column was marked, so it lies within its span.
+        codes.extend(ranked.map(|(&c, &b)| C::from(rank[b + c as usize])));
+    }
+    Factorized { codes, labels }
 }
 
 /// Any codes: each column's lowest value, the start of each column's slots in the table (one
@@ -176,6 +213,37 @@ mod tests {
         one[5] = 256;
         let f = factorize_matrix::<u32>(&one, 4, 4096).unwrap();
         assert_eq!(f.labels[1].last(), Some(&256));
+    }
+
+    /// Both paths against sorting, column by column: codes up to 255 (the bit marks), and with
+    /// a negative code or 256 in some column (the ranged table), on columns of 1 to 9 values.
+    #[test]
+    fn every_path_ranks_as_sorting_does() {
+        let mut word = crate::oracle::xorshift(7);
+        for case in 0..300u64 {
+            let (n_rows, n_cols) = (1 + (word() % 40) as usize, 1 + (word() % 9) as usize);
+            let mut cells: Vec<i64> = (0..n_rows * n_cols)
+                .map(|_| ((word() % 9) * (1 + case % 32)) as i64 % 256)
+                .collect();
+            let at = (word() % cells.len() as u64) as usize;
+            match case % 3 {
+                1 => cells[at] = -1,
+                2 => cells[at] = 256,
+                _ => {}
+            }
+            let f = factorize_matrix::<u32>(&cells, n_cols, 4096).unwrap();
+            for j in 0..n_cols {
+                let column: Vec<i64> = cells.iter().skip(j).step_by(n_cols).copied().collect();
+                let mut sorted = column.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                assert_eq!(f.labels[j], sorted);
+                for (r, c) in column.iter().enumerate() {
+                    let rank = sorted.binary_search(c).unwrap() as u32;
+                    assert_eq!(f.codes[r * n_cols + j], rank);
+                }
+            }
+        }
     }
 
     #[test]
