@@ -1090,10 +1090,46 @@ impl<'d, S: Score> Graph<'d, S> {
         self.counting_work += (features.len() * rows.words().len() * totals.len()) as u64;
         table.resize(self.offsets[self.data.n_features()], 0);
         let count = rows.count();
+        if self.weights.is_none() {
+            match totals.len() {
+                2 => return self.count_table_of::<2>(counter, (totals, count), features, table),
+                3 => return self.count_table_of::<3>(counter, (totals, count), features, table),
+                _ => {}
+            }
+        }
         for &f in features {
             let f = f as usize;
             let cells = &mut table[self.offsets[f]..self.offsets[f + 1]];
             self.count_children(rows, counter, (totals, count), f, cells);
+        }
+    }
+
+    /// [`Graph::count_table`] for unweighted rows of exactly `K` classes: the same cells, with
+    /// the counting inlined (see [`SubsetCounter::counts_fixed`]).
+    fn count_table_of<const K: usize>(
+        &self,
+        counter: &SubsetCounter,
+        (totals, count): (&[u64], u64),
+        features: &[u32],
+        table: &mut [u64],
+    ) {
+        for &f in features {
+            let f = f as usize;
+            let cells = &mut table[self.offsets[f]..self.offsets[f + 1]];
+            let (body, last) = cells.split_at_mut(cells.len() - (K + 1));
+            let mut rest = [0u64; K];
+            rest.copy_from_slice(totals);
+            let mut rest_count = count;
+            for (v, cell) in body.chunks_exact_mut(K + 1).enumerate() {
+                let counts = counter.counts_fixed::<K>(self.data, f, v);
+                let n: u64 = counts.iter().sum();
+                cell[..K].copy_from_slice(&counts);
+                cell[K] = n;
+                rest.iter_mut().zip(&counts).for_each(|(r, c)| *r -= c);
+                rest_count -= n;
+            }
+            last[..K].copy_from_slice(&rest);
+            last[K] = rest_count;
         }
     }
 
