@@ -171,10 +171,16 @@ impl<S: Score> Graph<'_, S> {
         let (mut value, mut bound) = (-self.scale.split_cost, bound);
         scratch.picks.clear();
         scratch.picks.resize(n_values, NONE);
-        // The heaviest child's counts are the node's less the others': it comes last.
+        // The heaviest child's counts are the node's less the others': it comes last. Split
+        // in two, it is solved from the node's counts less the other child's as it reads
+        // them, unless they are wanted whole to bound the siblings (copying the node's table
+        // and subtracting a child's had been a fifth of tic-tac-toe's expansion time).
+        let read_as_difference = n_values == 2 && !scratch.similar;
         let mut heavy = std::mem::take(&mut scratch.heavy);
-        heavy.clear();
-        heavy.extend_from_slice(table);
+        if !read_as_difference {
+            heavy.clear();
+            heavy.extend_from_slice(table);
+        }
         let mut child_table = std::mem::take(&mut scratch.child_table);
         let mut beaten = false;
         for v in (0..n_values).filter(|&v| v != heaviest) {
@@ -191,13 +197,15 @@ impl<S: Score> Graph<'_, S> {
                 pool,
                 &mut child_table,
             );
-            for &g in pool {
-                let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
-                (heavy[range.clone()].iter_mut())
-                    .zip(&child_table[range])
-                    .for_each(|(h, x)| *h -= x);
+            if !read_as_difference {
+                for &g in pool {
+                    let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
+                    (heavy[range.clone()].iter_mut())
+                        .zip(&child_table[range])
+                        .for_each(|(h, x)| *h -= x);
+                }
             }
-            let (child_value, pick) = self.best_of_depth_one(&child_table, &cell[..k], pool);
+            let (child_value, pick) = self.best_of_depth_one(&child_table, None, &cell[..k], pool);
             self.bound_siblings_in_node(table, &child_table, pool, f, child_value, scratch);
             (value, bound) = (
                 value + child_value,
@@ -211,8 +219,14 @@ impl<S: Score> Graph<'_, S> {
         }
         if !beaten {
             let cell = &cells[heaviest * (k + 1)..][..k + 1];
-            let (child_value, pick) = self.best_of_depth_one(&heavy, &cell[..k], pool);
-            self.bound_siblings_in_node(table, &heavy, pool, f, child_value, scratch);
+            let (child_value, pick) = match read_as_difference {
+                true => self.best_of_depth_one(table, Some(&child_table), &cell[..k], pool),
+                false => {
+                    let solved = self.best_of_depth_one(&heavy, None, &cell[..k], pool);
+                    self.bound_siblings_in_node(table, &heavy, pool, f, solved.0, scratch);
+                    solved
+                }
+            };
             self.counting_work += (pool.len() * k) as u64;
             value += child_value;
             scratch.picks[heaviest] = pick;
@@ -251,24 +265,36 @@ impl<S: Score> Graph<'_, S> {
     }
 
     /// The best tree of depth at most one over rows of class `totals` with child counts
-    /// `table` over `pool`: its score and its split's feature (`NONE` for the leaf). Its
-    /// children are leaves, so a split is worth the sum of their majorities.
-    fn best_of_depth_one(&self, table: &[u64], totals: &[u64], pool: &[u32]) -> (S, u32) {
+    /// `table` over `pool`, less the counts of `minus` if given (the node's table less its
+    /// other child's): its score and its split's feature (`NONE` for the leaf). Its children
+    /// are leaves, so a split is worth the sum of their majorities.
+    fn best_of_depth_one(
+        &self,
+        table: &[u64],
+        minus: Option<&[u64]>,
+        totals: &[u64],
+        pool: &[u32],
+    ) -> (S, u32) {
         let majority = totals.iter().copied().max().unwrap_or(0);
         let leaf = self.scale.leaf(majority);
         if self.closed(&self.summary(totals), 1) {
             return (leaf, NONE);
         }
+        let k = self.data.n_classes();
         let (mut best, mut stump) = (majority, NONE);
         for &g in pool {
-            let cells = &table[self.offsets[g as usize]..self.offsets[g as usize + 1]];
-            let correct = match self.data.n_classes() {
-                2 => Self::stump_correct::<2>(cells),
-                3 => Self::stump_correct::<3>(cells),
-                k => Self::stump_correct_of(cells, k),
+            let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
+            let cells = &table[range.clone()];
+            let minus = minus.map(|m| &m[range]).unwrap_or(&[]);
+            let correct = match (k, minus.is_empty()) {
+                (2, true) => Self::stump_correct::<2>(cells),
+                (3, true) => Self::stump_correct::<3>(cells),
+                (2, false) => Self::stump_correct_less::<2>(cells, minus),
+                (3, false) => Self::stump_correct_less::<3>(cells, minus),
+                _ => Self::stump_correct_of(cells, minus, k),
             };
             // Only a split that classifies more rows can beat the best so far.
-            if correct > best && self.stump_usable(cells) {
+            if correct > best && self.stump_usable(cells, minus) {
                 (best, stump) = (correct, g);
             }
         }
@@ -288,20 +314,35 @@ impl<S: Score> Graph<'_, S> {
             .sum()
     }
 
-    /// [`Graph::stump_correct`] for any number of classes `k`.
-    fn stump_correct_of(cells: &[u64], k: usize) -> u64 {
-        (cells.chunks_exact(k + 1))
-            .map(|cell| cell[..k].iter().copied().max().unwrap_or(0))
+    /// [`Graph::stump_correct`] of the cells `cells − minus`.
+    fn stump_correct_less<const K: usize>(cells: &[u64], minus: &[u64]) -> u64 {
+        (cells.chunks_exact(K + 1).zip(minus.chunks_exact(K + 1)))
+            .map(|(cell, less)| (0..K).map(|c| cell[c] - less[c]).max().unwrap_or(0))
             .sum()
     }
 
-    /// Whether the split of these `cells` may be used ([`Usable::Yes`]).
-    fn stump_usable(&self, cells: &[u64]) -> bool {
+    /// [`Graph::stump_correct`] for any number of classes `k`, of `cells − minus` unless
+    /// `minus` is empty.
+    fn stump_correct_of(cells: &[u64], minus: &[u64], k: usize) -> u64 {
+        let less = |i: usize| minus.get(i).copied().unwrap_or(0);
+        (0..cells.len() / (k + 1))
+            .map(|v| {
+                let at = v * (k + 1);
+                (at..at + k).map(|i| cells[i] - less(i)).max().unwrap_or(0)
+            })
+            .sum()
+    }
+
+    /// Whether the split of these `cells` (less `minus` unless it is empty) may be used
+    /// ([`Usable::Yes`]).
+    fn stump_usable(&self, cells: &[u64], minus: &[u64]) -> bool {
         let k = self.data.n_classes();
+        let less = |i: usize| minus.get(i).copied().unwrap_or(0);
         let (mut non_empty, mut too_small) = (0, false);
         let (mut weight, mut largest) = (0, 0);
-        for cell in cells.chunks_exact(k + 1) {
-            let (w, rows) = (cell[..k].iter().sum::<u64>(), cell[k]);
+        for at in (0..cells.len()).step_by(k + 1) {
+            let w = (at..at + k).map(|i| cells[i] - less(i)).sum::<u64>();
+            let rows = cells[at + k] - less(at + k);
             non_empty += usize::from(rows > 0);
             too_small |= rows > 0 && rows < self.limits.min_samples_leaf;
             (weight, largest) = (weight + w, largest.max(w));
