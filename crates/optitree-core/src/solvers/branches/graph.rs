@@ -703,13 +703,14 @@ impl<'d, S: Score> Graph<'d, S> {
     }
 
     /// The summary of rows with these class weights.
+    #[inline(always)] // in the loops over every child of every split of a look-ahead
     fn summary(&self, class_weights: &[u64]) -> Summary<S> {
         let weight = class_weights.iter().sum();
         let majority = class_weights.iter().copied().max().unwrap_or(0);
-        // When the purification bound already closes the rows, the sharper bound changes
-        // nothing (and costs a sort).
+        // When the purification bound already closes the rows, or one split can reach every
+        // class, the sharper bound is the purification bound (and costs a call and a sort).
         let pure = self.scale.pure_split(weight);
-        let split = if pure <= self.scale.leaf(majority) {
+        let split = if pure <= self.scale.leaf(majority) || class_weights.len() <= self.arity {
             pure
         } else {
             self.scale.split_bound(class_weights, self.arity)
@@ -1205,7 +1206,19 @@ impl<'d, S: Score> Graph<'d, S> {
     /// look-ahead).
     #[inline(always)] // in look-ahead's loop over every feature: a call per feature showed
     fn split_sums(&self, cells: &[u64], child_depth: u32) -> Option<(S, S)> {
-        let k = self.data.n_classes();
+        // The loop over the children unrolled for two or three classes (the branch is the
+        // same for every feature, so it costs next to nothing).
+        match self.data.n_classes() {
+            2 => self.split_sums_of::<2>(cells, child_depth),
+            3 => self.split_sums_of::<3>(cells, child_depth),
+            _ => self.split_sums_of::<0>(cells, child_depth),
+        }
+    }
+
+    /// [`Graph::split_sums`] for `K` classes (any number when `K` is 0).
+    #[inline(always)]
+    fn split_sums_of<const K: usize>(&self, cells: &[u64], child_depth: u32) -> Option<(S, S)> {
+        let k = if K == 0 { self.data.n_classes() } else { K };
         let (mut bound, mut as_leaves) = (S::default(), S::default());
         let (mut non_empty, mut too_small) = (0, false);
         let (mut weight, mut largest) = (0, 0);
