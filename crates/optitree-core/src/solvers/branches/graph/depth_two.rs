@@ -280,30 +280,51 @@ impl<S: Score> Graph<'_, S> {
         if self.closed(&self.summary(totals), 1) {
             return (leaf, NONE);
         }
-        let k = self.data.n_classes();
-        let (mut best, mut stump) = (majority, NONE);
-        for &g in pool {
-            let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
-            let cells = &table[range.clone()];
-            let minus = minus.map(|m| &m[range]).unwrap_or(&[]);
-            let correct = match (k, minus.is_empty()) {
-                (2, true) => Self::stump_correct::<2>(cells),
-                (3, true) => Self::stump_correct::<3>(cells),
-                (2, false) => Self::stump_correct_less::<2>(cells, minus),
-                (3, false) => Self::stump_correct_less::<3>(cells, minus),
-                _ => Self::stump_correct_of(cells, minus, k),
-            };
-            // Only a split that classifies more rows can beat the best so far.
-            if correct > best && self.stump_usable(cells, minus) {
-                (best, stump) = (correct, g);
-            }
-        }
+        // The loop over the features unrolled for two or three classes, chosen once.
+        let (best, stump) = match (self.data.n_classes(), minus) {
+            (2, None) => self.best_stump::<2, false>(table, &[], pool, majority),
+            (2, Some(m)) => self.best_stump::<2, true>(table, m, pool, majority),
+            (3, None) => self.best_stump::<3, false>(table, &[], pool, majority),
+            (3, Some(m)) => self.best_stump::<3, true>(table, m, pool, majority),
+            (_, None) => self.best_stump::<0, false>(table, &[], pool, majority),
+            (_, Some(m)) => self.best_stump::<0, true>(table, m, pool, majority),
+        };
         // The split pays off only if it classifies a split's worth more rows than the leaf.
         let value = self.scale.leaf(best) - self.scale.split_cost;
         match stump {
             g if g != NONE && value > leaf => (value, g),
             _ => (leaf, NONE),
         }
+    }
+
+    /// The split of `pool` whose children, as leaves, classify the most rows correctly, if
+    /// more than `majority` (else `NONE`), with that number: from `table`, less `minus` when
+    /// `MINUS`; for `K` classes (any number when `K` is 0).
+    #[inline(always)]
+    fn best_stump<const K: usize, const MINUS: bool>(
+        &self,
+        table: &[u64],
+        minus: &[u64],
+        pool: &[u32],
+        majority: u64,
+    ) -> (u64, u32) {
+        let k = if K == 0 { self.data.n_classes() } else { K };
+        let (mut best, mut stump) = (majority, NONE);
+        for &g in pool {
+            let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
+            let cells = &table[range.clone()];
+            let less = if MINUS { &minus[range] } else { &[][..] };
+            let correct = match (K, MINUS) {
+                (0, _) => Self::stump_correct_of(cells, less, k),
+                (_, false) => Self::stump_correct::<K>(cells),
+                (_, true) => Self::stump_correct_less::<K>(cells, less),
+            };
+            // Only a split that classifies more rows can beat the best so far.
+            if correct > best && self.stump_usable(cells, less) {
+                (best, stump) = (correct, g);
+            }
+        }
+        (best, stump)
     }
 
     /// The rows a split's children classify correctly as leaves, from its `cells`, for `K`
