@@ -195,6 +195,8 @@ pub struct Scratch<S> {
     /// Whether the children bound one another during this solve (`depth_two`).
     similar: bool,
     ranked: Vec<(S, u32)>,
+    /// The position in `ranked` of the first split not tried yet.
+    later: usize,
     picks: Vec<u32>,
     best_picks: Vec<u32>,
     /// The children an expansion makes nodes of: split index, value, index in `flat` and key
@@ -265,6 +267,7 @@ impl<S> Default for Scratch<S> {
             child_ubs: Vec::new(),
             similar: false,
             ranked: Vec::new(),
+            later: 0,
             picks: Vec::new(),
             best_picks: Vec::new(),
             wanted: Vec::new(),
