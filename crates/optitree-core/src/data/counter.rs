@@ -160,16 +160,12 @@ impl SubsetCounter {
             };
             return sums;
         }
-        for (&i, classes) in self.index.iter().zip(self.masked.chunks_exact(K)) {
-            let value = values[i as usize];
-            for (sum, &m) in sums.iter_mut().zip(classes) {
-                *sum += u64::from((m & value).count_ones());
-            }
-        }
+        self.counts_of::<K>(values, &mut sums);
         sums
     }
 
     /// [`Self::counts`] word by word for exactly `K` classes (`out.len() == K`).
+    #[inline(always)]
     fn counts_of<const K: usize>(&self, values: &[u64], out: &mut [u64]) -> u64 {
         debug_assert_eq!(K, self.n_classes, "one count per class");
         let mut sums = [0u64; K];

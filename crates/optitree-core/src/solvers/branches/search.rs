@@ -337,20 +337,10 @@ fn build<S: Score>(
     if let Some((f, picks)) = g.depth_two_tree(id) {
         // Solved outright: a split whose children are leaves or one-split trees.
         *splits += 1;
-        let children = (picks.iter().enumerate())
-            .map(|(v, &pick)| {
-                let rows = rows.and(g.data.rows_with(f as usize, v));
-                match pick {
-                    NONE => build(g, NONE, rows, correct, splits),
-                    pick => stump(g, pick, rows, correct, splits),
-                }
-            })
-            .collect();
-        return NodeSpec::Category {
-            feature: f as usize,
-            value,
-            children,
-        };
+        return split_node(g, f as usize, &rows, value, |v, rows| match picks[v] {
+            NONE => build(g, NONE, rows, correct, splits),
+            pick => stump(g, pick, rows, correct, splits),
+        });
     }
     if node.stump() != NONE {
         // The look-ahead's one-split tree is this node's incumbent.
@@ -362,23 +352,10 @@ fn build<S: Score>(
     *splits += 1;
     let best = node.best() as usize;
     let f = g.splits_of(id).feature(best) as usize;
-    let children = (g.splits_of(id).children(best).iter())
-        .enumerate()
-        .map(|(v, slot)| {
-            build(
-                g,
-                slot.id().unwrap_or(NONE),
-                rows.and(g.data.rows_with(f, v)),
-                correct,
-                splits,
-            )
-        })
-        .collect();
-    NodeSpec::Category {
-        feature: f,
-        value,
-        children,
-    }
+    let slots = g.splits_of(id).children(best);
+    split_node(g, f, &rows, value, |v, rows| {
+        build(g, slots[v].id().unwrap_or(NONE), rows, correct, splits)
+    })
 }
 
 /// The tree of one split on `feature` over `rows`, its children leaves.
@@ -390,10 +367,23 @@ fn stump<S: Score>(
     splits: &mut u64,
 ) -> NodeSpec {
     *splits += 1;
-    let f = feature as usize;
     let value = g.class_totals(&rows).iter().map(|&t| t as f64).collect();
+    split_node(g, feature as usize, &rows, value, |_, rows| {
+        build(g, NONE, rows, correct, splits)
+    })
+}
+
+/// A split of `rows` (class totals `value`) on feature `f`, child `v` being `child(v, its
+/// rows)`.
+fn split_node<S: Score>(
+    g: &Graph<'_, S>,
+    f: usize,
+    rows: &Bitset,
+    value: Vec<f64>,
+    mut child: impl FnMut(usize, Bitset) -> NodeSpec,
+) -> NodeSpec {
     let children = (0..g.data.n_values(f))
-        .map(|v| build(g, NONE, rows.and(g.data.rows_with(f, v)), correct, splits))
+        .map(|v| child(v, rows.and(g.data.rows_with(f, v))))
         .collect();
     NodeSpec::Category {
         feature: f,

@@ -321,11 +321,7 @@ impl<S: Score> Graph<'_, S> {
             let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
             let cells = &table[range.clone()];
             let less = if MINUS { &minus[range] } else { &[][..] };
-            let correct = match (K, MINUS) {
-                (0, _) => Self::stump_correct_of(cells, less, k),
-                (_, false) => Self::stump_correct::<K>(cells),
-                (_, true) => Self::stump_correct_less::<K>(cells, less),
-            };
+            let correct = Self::stump_correct::<K, MINUS>(cells, less, k);
             // Only a split that classifies more rows can beat the best so far.
             if correct > best && self.stump_usable(cells, less) {
                 (best, stump) = (correct, g);
@@ -334,25 +330,16 @@ impl<S: Score> Graph<'_, S> {
         (best, stump)
     }
 
-    /// The rows a split's children classify correctly as leaves, from its `cells`, for `K`
-    /// classes (the inner loop of a depth-two solve, unrolled for few classes).
-    fn stump_correct<const K: usize>(cells: &[u64]) -> u64 {
-        (cells.chunks_exact(K + 1))
-            .map(|cell| cell[..K].iter().copied().max().unwrap_or(0))
-            .sum()
-    }
-
-    /// [`Graph::stump_correct`] of the cells `cells − minus`.
-    fn stump_correct_less<const K: usize>(cells: &[u64], minus: &[u64]) -> u64 {
-        (cells.chunks_exact(K + 1).zip(minus.chunks_exact(K + 1)))
-            .map(|(cell, less)| (0..K).map(|c| cell[c] - less[c]).max().unwrap_or(0))
-            .sum()
-    }
-
-    /// [`Graph::stump_correct`] for any number of classes `k`, of `cells − minus` unless
-    /// `minus` is empty.
-    fn stump_correct_of(cells: &[u64], minus: &[u64], k: usize) -> u64 {
-        let less = |i: usize| minus.get(i).copied().unwrap_or(0);
+    /// The rows a split's children classify correctly as leaves, from its `cells` (less
+    /// `minus` when `MINUS`), for `K` classes (`k` when `K` is 0; the inner loop of a
+    /// depth-two solve, unrolled for few classes).
+    fn stump_correct<const K: usize, const MINUS: bool>(
+        cells: &[u64],
+        minus: &[u64],
+        k: usize,
+    ) -> u64 {
+        let k = if K == 0 { k } else { K };
+        let less = |i: usize| if MINUS { minus[i] } else { 0 };
         (0..cells.len() / (k + 1))
             .map(|v| {
                 let at = v * (k + 1);
