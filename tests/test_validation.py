@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,7 @@ import pytest
 import scipy.sparse
 from sklearn.exceptions import DataConversionWarning
 
-from optitree import BranchesClassifier
+from optitree import BranchesClassifier, _validation
 from optitree._validation import (
     DataTypeError,
     EncodedInput,
@@ -478,6 +479,73 @@ def test_predict_checks_shape():
         encode_predict(np.array([1.0, 2.0]), ["x0", "x1"], [None, None])
     with pytest.raises(DataError, match=r"0 sample\(s\)"):
         encode_predict(np.zeros((0, 2)), ["x0", "x1"], [None, None])
+
+
+def _codes_by_lookup(X, categories) -> np.ndarray:
+    """The expected codes, one cell at a time."""
+    return np.array(
+        [
+            [labels.index(v) if v in labels else -1 for v, labels in zip(row, categories)]
+            for row in X
+        ],
+        dtype=np.float64,
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint32, np.int64])
+@pytest.mark.parametrize("seed", range(8))
+def test_predict_integer_codes_equal_a_lookup_per_cell(dtype, seed):
+    # Integer data on integer categories take a whole-matrix lookup table; it must give the
+    # general path's codes, unseen values included, for arrays and frames alike.
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+    low = 0 if np.dtype(dtype).kind == "u" else -5
+    fitted = rng.integers(low, 9, size=(n, m)).astype(dtype)
+    enc = encode_fit(fitted, categorical=list(range(m)))
+    new = rng.integers(low, 12, size=(n + 3, m)).astype(dtype)
+    expected = _codes_by_lookup(new.tolist(), enc.categories)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        out = encode_predict(new, enc.feature_names, enc.categories)
+        frame = encode_predict(pd.DataFrame(new), enc.feature_names, enc.categories)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(frame, expected)
+    table = _validation._read_table(new)  # the lookup table did answer
+    assert _validation._integer_codes(table, table.columns, enc.categories) is not None
+
+
+def test_predict_integer_codes_keep_declared_label_order_and_name_unseen_values():
+    frame = pd.DataFrame(
+        {"a": pd.Categorical([3, 1, 2], categories=[3, 1, 2, 7]), "b": [10, 20, 10]}
+    )
+    enc = encode_fit(frame, categorical=["b"])
+    assert enc.categories == [[3, 1, 2, 7], [10, 20]]
+    new = np.array([[7, 20], [1, 15], [5, 10], [2, 15]])
+    with pytest.warns(UnseenCategoryWarning) as caught:
+        out = encode_predict(new, enc.feature_names, enc.categories, check_names=False)
+    np.testing.assert_array_equal(out, [[3, 1], [1, -1], [-1, 0], [2, -1]])
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "column 'a' holds 1 value(s) not seen at fit time (the first: 5 at row 2" in messages[0]
+    assert "column 'b' holds 2 value(s) not seen at fit time (the first: 15 at row 1" in messages[1]
+
+
+def test_predict_integer_codes_fall_back_where_a_table_does_not_fit():
+    # Labels a billion apart, a nullable column, bool labels and uint64 cells all take the
+    # general path, with the same codes.
+    enc = encode_fit(np.array([[0, 1], [10**9, 0]]), categorical=[0, 1])
+    with pytest.warns(UnseenCategoryWarning, match="the first: 5 at row 1"):
+        out = encode_predict(np.array([[10**9, 1], [5, 0]]), enc.feature_names, enc.categories)
+    np.testing.assert_array_equal(out, [[1, 1], [-1, 0]])
+    frame = pd.DataFrame({"x0": pd.array([1, 0], dtype="Int64"), "x1": [0, 1]})
+    with pytest.warns(UnseenCategoryWarning, match="the first: 1 at row 0"):
+        out = encode_predict(frame, enc.feature_names, enc.categories, check_names=False)
+    np.testing.assert_array_equal(out, [[-1, 0], [0, 1]])
+    flags = encode_fit(np.array([[True], [False]]))
+    out = encode_predict(
+        np.array([[1], [0]], dtype=np.uint64), flags.feature_names, flags.categories
+    )
+    np.testing.assert_array_equal(out, [[1], [0]])
 
 
 def test_predict_numeric_accepts_numeric_dtypes():
