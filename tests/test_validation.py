@@ -530,6 +530,36 @@ def test_predict_integer_codes_keep_declared_label_order_and_name_unseen_values(
     assert "column 'b' holds 2 value(s) not seen at fit time (the first: 15 at row 1" in messages[1]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_predict_categorical_dtype_codes_equal_those_of_its_labels(seed):
+    # A categorical column is coded by matching its categories, not its cells: the codes must
+    # be those of the same labels as plain objects, unseen and unused categories included.
+    rng = np.random.default_rng(seed)
+    labels = ["a", "b", "c", 1, 2.5, "d"]
+    fitted = pd.DataFrame({"x": rng.choice(4, size=12)}).map(lambda i: labels[i])
+    enc = encode_fit(fitted.astype(object))
+    declared = [labels[i] for i in rng.permutation(len(labels))]  # any order, some unused
+    cells = [labels[i] for i in rng.choice(len(labels), size=15)]
+    frame = pd.DataFrame({"x": pd.Categorical(cells, categories=declared)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        out = encode_predict(frame, enc.feature_names, enc.categories)
+        plain = encode_predict(frame.astype(object), enc.feature_names, enc.categories)
+    np.testing.assert_array_equal(out, plain)
+    np.testing.assert_array_equal(out, _codes_by_lookup([[c] for c in cells], enc.categories))
+
+
+def test_predict_categorical_dtype_names_missing_and_unseen_cells():
+    enc = encode_fit(pd.DataFrame({"x": ["a", "b"]}))
+    frame = pd.DataFrame({"x": pd.Categorical(["a", None, "b"])})
+    with pytest.raises(DataError, match="'x'.*row 1"):
+        encode_predict(frame, enc.feature_names, enc.categories)
+    frame = pd.DataFrame({"x": pd.Categorical(["a", "z", "b", "z"])})
+    with pytest.warns(UnseenCategoryWarning, match="2 value.*the first: 'z' at row 1"):
+        out = encode_predict(frame, enc.feature_names, enc.categories)
+    np.testing.assert_array_equal(out, [[0], [-1], [1], [-1]])
+
+
 def test_predict_integer_codes_fall_back_where_a_table_does_not_fit():
     # Labels a billion apart, a nullable column, bool labels and uint64 cells all take the
     # general path, with the same codes.

@@ -826,19 +826,29 @@ def _predict_categorical(
     name: str, table: _Table, column, categories: list, *, unknown: str
 ) -> np.ndarray:
     """Codes (float64) of a column that was categorical at fit time; -1 for unseen labels."""
-    if isinstance(column, pd.Series):
-        values = column.to_numpy(dtype=object)
-    elif column.dtype.kind == "c":
-        raise _complex_error(name, table, column)
+    known = pd.Index(categories, dtype=object, tupleize_cols=False)
+    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
+        # Match the column's categories, not its cells (22 such columns of 8,124 rows: 20 ->
+        # 2 ms a predict); a cell's code then picks its category's match.
+        cells = column.cat.codes.to_numpy()
+        if (cells < 0).any():
+            raise _missing_error(name, table, column, int(np.argmax(cells < 0)), "categorical")
+        values = column.array  # a cell's label, when a message names it
+        codes = known.get_indexer(column.cat.categories.astype(object))[cells]
     else:
-        values = column.astype(object)
-    missing = np.asarray(pd.isna(values))
-    if missing.any():
-        raise _missing_error(name, table, column, int(np.argmax(missing)), "categorical")
-    try:
-        codes = pd.Index(categories, dtype=object, tupleize_cols=False).get_indexer(values)
-    except TypeError:
-        _raise_unusable_value(name, table, column, missing)
+        if isinstance(column, pd.Series):
+            values = column.to_numpy(dtype=object)
+        elif column.dtype.kind == "c":
+            raise _complex_error(name, table, column)
+        else:
+            values = column.astype(object)
+        missing = np.asarray(pd.isna(values))
+        if missing.any():
+            raise _missing_error(name, table, column, int(np.argmax(missing)), "categorical")
+        try:
+            codes = known.get_indexer(values)
+        except TypeError:
+            _raise_unusable_value(name, table, column, missing)
     unseen = codes < 0
     if unseen.any():
         for i in np.flatnonzero(unseen):
