@@ -199,6 +199,8 @@ pub struct Scratch<S> {
     later: usize,
     picks: Vec<u32>,
     best_picks: Vec<u32>,
+    /// The counts of the children solved so far in this solve (`depth_two`).
+    pairs: depth_two::Pairs,
     /// The children an expansion makes nodes of: split index, value, index in `flat` and key
     /// hash.
     wanted: Vec<(u32, u32, u32, u64)>,
@@ -241,6 +243,7 @@ impl<S> Scratch<S> {
             + of(&self.ranked)
             + of(&self.picks)
             + of(&self.best_picks)
+            + self.pairs.heap_bytes()
             + of(&self.wanted)
             + of(&self.candidates)
             + of(&self.flat)
@@ -270,6 +273,7 @@ impl<S> Default for Scratch<S> {
             later: 0,
             picks: Vec::new(),
             best_picks: Vec::new(),
+            pairs: depth_two::Pairs::default(),
             wanted: Vec::new(),
             candidates: Vec::new(),
             flat: Vec::new(),

@@ -160,6 +160,43 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    /// Rows spanning enough words for a solve with two levels left to take a child's counts
+    /// from the children it solved before (`depth_two::Pairs`): binary features, some
+    /// multiway ones among them, correlated so that children overlap, two to four classes.
+    #[test]
+    fn matches_the_oracle_where_solved_children_lend_their_counts(
+        n in 1025usize..1500, d in 3usize..7, values in 2u32..4, classes in 2u32..5,
+        seed in any::<u64>(), noise in 0u64..4, depth in 2u32..4,
+        lambda in prop::sample::select(vec![(0u64, 1u64), (1, 1000), (1, 100)]),
+    ) {
+        let mut inst = oracle::random_instance(n, d, values, classes, seed);
+        for r in 0..n {
+            let first = inst.codes[r * d] % 2;
+            for f in 0..d {
+                let cell = &mut inst.codes[r * d + f];
+                if (seed >> f) & 1 == 0 {
+                    *cell %= 2; // binary
+                }
+                if f > 0 && (r * 7 + f * 13) % 10 < 3 {
+                    *cell = first; // overlapping with feature 0
+                }
+            }
+            let row = &inst.codes[r * d..(r + 1) * d];
+            let clean = (row[0] + row[1] * row[2]) % classes;
+            inst.labels[r] = if ((r as u64 * 2654435761) ^ seed) % 10 < noise { inst.labels[r] } else { clean };
+        }
+        let weights = vec![1; n];
+        let data = dataset(&inst, None);
+        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), 1), &Budget::unlimited(), None).expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), 1);
+        prop_assert_eq!(out.status, Status::Optimal);
+        prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
+        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+    }
+}
+
 /// Siblings bound one another once one is expanded (see `Graph::bound_from_child`), and nodes
 /// with two levels left are solved outright (`depth_two`): both fire on correlated features at
 /// limited depth, and the optimum is the oracle's.

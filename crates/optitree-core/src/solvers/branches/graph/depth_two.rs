@@ -24,6 +24,72 @@ const MOST_WORK: u64 = 1 << 26;
 const SIMILAR_WORDS: usize = 16;
 const SIMILAR_FEATURES: usize = 64;
 
+/// Row words from which a solve takes counts from its solved children ([`Pairs`]): on fewer,
+/// counting costs less than copying (wine's 1,200 thresholds over 3 words took 15% longer
+/// at depth 3, monk2 and tic-tac-toe a few percent).
+const PAIR_WORDS: usize = 16;
+
+/// Most counts kept for the children solved in one solve ([`Pairs`]): 32 MB. Wide numeric
+/// data (1,200 thresholds make tables of 7,200 counts) keep those of the first few hundred
+/// splits tried.
+const MOST_KEPT: usize = 1 << 22;
+
+/// The counts of the children solved so far in one solve, so that a later split's child takes
+/// its counts on their features from them instead of counting them: splitting on `f` then
+/// `g`, the child `f = v` meets `g = w` in the rows that the child `g = w` meets `f = v`, and
+/// when `f` and `g` are binary, the other values' counts follow by subtraction from the
+/// child's. Of a solve that tries most of its splits, half the counting goes.
+#[derive(Default)]
+pub(super) struct Pairs {
+    /// Whether this solve's rows span enough words ([`PAIR_WORDS`]).
+    on: bool,
+    /// Per feature: where its solved child's table starts in `tables` and that child's value,
+    /// or `NONE` (not a binary split solved in this solve).
+    solved: Vec<(u32, u32)>,
+    tables: Vec<u64>,
+    /// The features a child's counts are counted on, and those taken from `tables`.
+    counted: Vec<u32>,
+    derived: Vec<u32>,
+}
+
+impl Pairs {
+    /// Heap bytes of its buffers.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.solved.capacity() * 8
+            + self.tables.capacity() * 8
+            + self.counted.capacity() * 4
+            + self.derived.capacity() * 4
+    }
+
+    /// Splits `pool` into the features to count and those to derive.
+    fn split(&mut self, pool: &[u32]) {
+        self.counted.clear();
+        self.derived.clear();
+        for &g in pool {
+            match self.solved[g as usize].0 {
+                NONE => self.counted.push(g),
+                _ => self.derived.push(g),
+            }
+        }
+    }
+
+    /// Keeps the counts `table` of the child `f = v` of a binary split, room permitting.
+    fn keep(&mut self, f: u32, v: usize, table: &[u64]) {
+        if self.tables.len() + table.len() <= MOST_KEPT {
+            self.solved[f as usize] = (self.tables.len() as u32, v as u32);
+            self.tables.extend_from_slice(table);
+        }
+    }
+
+    /// Forgets the previous solve's children (of features `pool`).
+    fn clear(&mut self, pool: &[u32], n_features: usize) {
+        self.solved.resize(n_features, (NONE, NONE));
+        pool.iter()
+            .for_each(|&f| self.solved[f as usize] = (NONE, NONE));
+        self.tables.clear();
+    }
+}
+
 impl<S: Score> Graph<'_, S> {
     /// Solves node `id`, which has two levels of depth left, exactly: its bounds meet at the
     /// best tree of depth at most two, recorded as its incumbent, and its counts are cached as
@@ -116,6 +182,10 @@ impl<S: Score> Graph<'_, S> {
         let words = rows.words().iter().filter(|&&w| w != 0).count();
         scratch.similar = self.limits.min_samples_leaf <= 1
             && (words >= SIMILAR_WORDS || pool.len() >= SIMILAR_FEATURES);
+        scratch.pairs.on = words >= PAIR_WORDS;
+        if scratch.pairs.on {
+            scratch.pairs.clear(pool, self.data.n_features());
+        }
         // Largest bound first; ties by feature, so the result does not depend on the sort.
         scratch
             .ranked
@@ -191,13 +261,24 @@ impl<S: Score> Graph<'_, S> {
             }
             rows.and_into(self.data.rows_with(f as usize, v), &mut scratch.child_rows);
             scratch.counter.reset(self.data, &scratch.child_rows);
-            self.count_table(
-                &scratch.child_rows,
-                &scratch.counter,
-                &cell[..k],
-                pool,
-                &mut child_table,
-            );
+            let (child_rows, counter, totals) = (&scratch.child_rows, &scratch.counter, &cell[..k]);
+            if scratch.pairs.on {
+                let pairs = &mut scratch.pairs;
+                pairs.split(pool);
+                self.count_table(
+                    child_rows,
+                    counter,
+                    totals,
+                    &pairs.counted,
+                    &mut child_table,
+                );
+                self.derive_counts(f, v, totals, pairs, &mut child_table);
+                if n_values == 2 {
+                    pairs.keep(f, v, &child_table);
+                }
+            } else {
+                self.count_table(child_rows, counter, totals, pool, &mut child_table);
+            }
             if !read_as_difference {
                 for &g in pool {
                     let range = self.offsets[g as usize]..self.offsets[g as usize + 1];
@@ -234,6 +315,32 @@ impl<S: Score> Graph<'_, S> {
         }
         (scratch.heavy, scratch.child_table) = (heavy, child_table);
         Some(value).filter(|&v| !beaten && v > best)
+    }
+
+    /// Fills the counts of the child `f = v` (class `totals`) on the features of
+    /// `pairs.derived`, binary splits solved earlier in this solve, from their solved
+    /// children's counts on `f` (see [`Pairs`]).
+    fn derive_counts(&self, f: u32, v: usize, totals: &[u64], pairs: &Pairs, table: &mut [u64]) {
+        let k = self.data.n_classes();
+        let theirs = self.offsets[f as usize] + v * (k + 1);
+        for &g in &pairs.derived {
+            let (start, w) = pairs.solved[g as usize];
+            // The rows of the child g = w with f = v are this child's with g = w.
+            let met = &pairs.tables[start as usize + theirs..][..k + 1];
+            let cells = &mut table[self.offsets[g as usize]..self.offsets[g as usize + 1]];
+            let (ours, other) = match w {
+                0 => cells.split_at_mut(k + 1),
+                _ => {
+                    let (other, ours) = cells.split_at_mut(k + 1);
+                    (ours, other)
+                }
+            };
+            ours.copy_from_slice(met);
+            for j in 0..k {
+                other[j] = totals[j] - met[j];
+            }
+            other[k] = totals.iter().sum::<u64>() - met[k];
+        }
     }
 
     /// The similarity bound among the node's children (see [`Graph::bound_from_child`]): a
