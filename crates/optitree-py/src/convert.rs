@@ -10,7 +10,7 @@ use numpy::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use optitree_core::data::{codes_of_columns, column_major_codes, Codes, Table};
+use optitree_core::data::{codes_of_columns, column_major_codes, transpose_bytes, Codes, Table};
 use optitree_core::search::stats::StatValue;
 use optitree_core::search::Stats;
 use optitree_core::tree::{Tree, TreeArrays};
@@ -126,7 +126,11 @@ impl CodeMatrix<'_> {
     /// The column-major copy (see [`column_major`]): bytes stay bytes.
     fn columns(&self) -> PyResult<Codes> {
         Ok(match self {
-            CodeMatrix::U8(a) => column_major(a, |&c| Some(c))?.into(),
+            // Every byte is a code: a row-major matrix is only transposed.
+            CodeMatrix::U8(a) => match a.as_array().as_slice() {
+                Some(cells) => transpose_bytes(cells, a.shape()[1]).into(),
+                None => column_major(a, |&c| Some(c))?.into(),
+            },
             CodeMatrix::U16(a) => column_major(a, |&c| Some(u32::from(c)))?.into(),
             CodeMatrix::I64(a) => column_major(a, |&c| u32::try_from(c).ok())?.into(),
         })

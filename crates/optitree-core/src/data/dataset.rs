@@ -451,6 +451,54 @@ pub fn column_major_codes<T, C: Copy + Default>(
     Ok(columns)
 }
 
+/// The column-major copy of a row-major byte matrix of `n_features` columns (codes of at most
+/// 256 values, the common case). Blocks of 8 rows × 8 columns are transposed in eight 64-bit
+/// registers, a byte at a time only at the edges: the generic transpose moved one byte per
+/// load and store (mushroom's one-hot table, 8,124 × 117: 0.69 → 0.2 ms).
+pub fn transpose_bytes(cells: &[u8], n_features: usize) -> Vec<u8> {
+    let n_rows = cells.len() / n_features.max(1);
+    let mut columns = vec![0u8; n_rows * n_features];
+    let (rows8, features8) = (n_rows / 8 * 8, n_features / 8 * 8);
+    let mut block = [0u64; 8];
+    for r0 in (0..rows8).step_by(8) {
+        for f0 in (0..features8).step_by(8) {
+            for (i, word) in block.iter_mut().enumerate() {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(&cells[(r0 + i) * n_features + f0..][..8]);
+                *word = u64::from_le_bytes(bytes);
+            }
+            transpose_8x8(&mut block);
+            for (j, word) in block.iter().enumerate() {
+                columns[(f0 + j) * n_rows + r0..][..8].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+    }
+    for r in 0..n_rows {
+        let first = if r < rows8 { features8 } else { 0 };
+        for f in first..n_features {
+            columns[f * n_rows + r] = cells[r * n_features + f];
+        }
+    }
+    columns
+}
+
+/// Transposes the 8 × 8 bytes of `rows` (byte `j` of word `i` is row `i`, column `j`) in
+/// place, by swapping 4 × 4, then 2 × 2, then 1 × 1 blocks across the diagonal.
+fn transpose_8x8(rows: &mut [u64; 8]) {
+    for (half, mask) in [
+        (4, 0xffff_ffffu64),
+        (2, 0x0000_ffff_0000_ffff),
+        (1, 0x00ff_00ff_00ff_00ff),
+    ] {
+        let shift = 8 * half as u32;
+        for i in (0..8).filter(|i| i & half == 0) {
+            let t = ((rows[i] >> shift) ^ rows[i + half]) & mask;
+            rows[i] ^= t << shift;
+            rows[i + half] ^= t;
+        }
+    }
+}
+
 /// Column-major codes of a matrix already held column by column (`cells[f * n_rows + r]`, as
 /// numpy's Fortran order): a converting copy, no transpose. On a refused cell, its position
 /// `(row, feature)`, the first in row-major order as [`column_major_codes`] reports it.
@@ -537,6 +585,28 @@ fn check_weights(w: &[f64], n_rows: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_transpose_matches_the_cell_by_cell_one() {
+        let mut next = crate::oracle::xorshift(0x5eed_1234_abcd_0001);
+        for (n_rows, n_features) in [
+            (1, 1),
+            (8, 8),
+            (9, 17),
+            (64, 8),
+            (100, 117),
+            (7, 3),
+            (16, 1),
+        ] {
+            let cells: Vec<u8> = (0..n_rows * n_features).map(|_| next() as u8).collect();
+            let expected = column_major_codes(&cells, n_features, |&c| Some(c)).expect("bytes");
+            assert_eq!(
+                transpose_bytes(&cells, n_features),
+                expected,
+                "{n_rows} x {n_features}"
+            );
+        }
+    }
     use crate::error::Error;
     use proptest::prelude::*;
 

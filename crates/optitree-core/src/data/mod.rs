@@ -8,5 +8,7 @@ pub mod popcount;
 
 pub use bitset::Bitset;
 pub use counter::SubsetCounter;
-pub use dataset::{codes_of_columns, column_major_codes, Codes, Column, Dataset, Table};
+pub use dataset::{
+    codes_of_columns, column_major_codes, transpose_bytes, Codes, Column, Dataset, Table,
+};
 pub use factorize::{factorize_rows, Factorized};
