@@ -552,10 +552,10 @@ def test_predict_categorical_dtype_codes_equal_those_of_its_labels(seed):
 def test_predict_categorical_dtype_names_missing_and_unseen_cells():
     enc = encode_fit(pd.DataFrame({"x": ["a", "b"]}))
     frame = pd.DataFrame({"x": pd.Categorical(["a", None, "b"])})
-    with pytest.raises(DataError, match="'x'.*row 1"):
+    with pytest.raises(DataError, match=r"'x'.*row 1"):
         encode_predict(frame, enc.feature_names, enc.categories)
     frame = pd.DataFrame({"x": pd.Categorical(["a", "z", "b", "z"])})
-    with pytest.warns(UnseenCategoryWarning, match="2 value.*the first: 'z' at row 1"):
+    with pytest.warns(UnseenCategoryWarning, match=r"2 value.*the first: 'z' at row 1"):
         out = encode_predict(frame, enc.feature_names, enc.categories)
     np.testing.assert_array_equal(out, [[0], [-1], [1], [-1]])
 
