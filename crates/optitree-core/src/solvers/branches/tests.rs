@@ -164,12 +164,15 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
     /// Rows spanning enough words for a solve with two levels left to take a child's counts
     /// from the children it solved before (`depth_two::Pairs`): binary features, some
-    /// multiway ones among them, correlated so that children overlap, two to four classes.
+    /// multiway ones among them, correlated so that children overlap, two to four classes,
+    /// weights from 0 to 3 and minimum leaf sizes that bind (a child's row count is then not
+    /// the sum of its class weights).
     #[test]
     fn matches_the_oracle_where_solved_children_lend_their_counts(
         n in 1025usize..1500, d in 3usize..7, values in 2u32..4, classes in 2u32..5,
-        seed in any::<u64>(), noise in 0u64..4, depth in 2u32..4,
+        seed in any::<u64>(), noise in 0u64..4, depth in 2u32..4, weighted in any::<bool>(),
         lambda in prop::sample::select(vec![(0u64, 1u64), (1, 1000), (1, 100)]),
+        min_leaf in prop::sample::select(vec![1u64, 5, 150]),
     ) {
         let mut inst = oracle::random_instance(n, d, values, classes, seed);
         for r in 0..n {
@@ -187,10 +190,11 @@ proptest! {
             let clean = (row[0] + row[1] * row[2]) % classes;
             inst.labels[r] = if ((r as u64 * 2654435761) ^ seed) % 10 < noise { inst.labels[r] } else { clean };
         }
-        let weights = vec![1; n];
-        let data = dataset(&inst, None);
-        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), 1), &Budget::unlimited(), None).expect("solves");
-        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), 1);
+        // Weights of 0 to 3: a row count is then not a sum of class weights.
+        let weights: Vec<u64> = if weighted { (0..n).map(|r| (r as u64 * 7 + seed) % 4).collect() } else { vec![1; n] };
+        let data = dataset(&inst, weighted.then_some(&weights[..]));
+        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), min_leaf), &Budget::unlimited(), None).expect("solves");
+        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), min_leaf);
         prop_assert_eq!(out.status, Status::Optimal);
         prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
         prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);

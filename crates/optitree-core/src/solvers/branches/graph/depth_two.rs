@@ -272,7 +272,7 @@ impl<S: Score> Graph<'_, S> {
                     &pairs.counted,
                     &mut child_table,
                 );
-                self.derive_counts(f, v, totals, pairs, &mut child_table);
+                self.derive_counts(f, v, (totals, cell[k]), pairs, &mut child_table);
                 if n_values == 2 {
                     pairs.keep(f, v, &child_table);
                 }
@@ -317,10 +317,17 @@ impl<S: Score> Graph<'_, S> {
         Some(value).filter(|&v| !beaten && v > best)
     }
 
-    /// Fills the counts of the child `f = v` (class `totals`) on the features of
-    /// `pairs.derived`, binary splits solved earlier in this solve, from their solved
-    /// children's counts on `f` (see [`Pairs`]).
-    fn derive_counts(&self, f: u32, v: usize, totals: &[u64], pairs: &Pairs, table: &mut [u64]) {
+    /// Fills the counts of the child `f = v` (class `totals`, which weigh its rows, and its
+    /// row `count`) on the features of `pairs.derived`, binary splits solved earlier in this
+    /// solve, from their solved children's counts on `f` (see [`Pairs`]).
+    fn derive_counts(
+        &self,
+        f: u32,
+        v: usize,
+        (totals, count): (&[u64], u64),
+        pairs: &Pairs,
+        table: &mut [u64],
+    ) {
         let k = self.data.n_classes();
         let theirs = self.offsets[f as usize] + v * (k + 1);
         for &g in &pairs.derived {
@@ -339,7 +346,7 @@ impl<S: Score> Graph<'_, S> {
             for j in 0..k {
                 other[j] = totals[j] - met[j];
             }
-            other[k] = totals.iter().sum::<u64>() - met[k];
+            other[k] = count - met[k];
         }
     }
 
