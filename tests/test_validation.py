@@ -561,8 +561,8 @@ def test_predict_categorical_dtype_names_missing_and_unseen_cells():
 
 
 def test_predict_integer_codes_fall_back_where_a_table_does_not_fit():
-    # Labels a billion apart, a nullable column, bool labels and uint64 cells all take the
-    # general path, with the same codes.
+    # Labels a billion apart, a nullable column, a column of dates, bool labels and uint64
+    # cells all take the general path, with the same codes.
     enc = encode_fit(np.array([[0, 1], [10**9, 0]]), categorical=[0, 1])
     with pytest.warns(UnseenCategoryWarning, match="the first: 5 at row 1"):
         out = encode_predict(np.array([[10**9, 1], [5, 0]]), enc.feature_names, enc.categories)
@@ -571,6 +571,10 @@ def test_predict_integer_codes_fall_back_where_a_table_does_not_fit():
     with pytest.warns(UnseenCategoryWarning, match="the first: 1 at row 0"):
         out = encode_predict(frame, enc.feature_names, enc.categories, check_names=False)
     np.testing.assert_array_equal(out, [[-1, 0], [0, 1]])
+    stamps = pd.DataFrame({"x0": pd.to_datetime(["2020-01-01", "2021-01-01"]), "x1": [0, 1]})
+    with pytest.warns(UnseenCategoryWarning, match="column 'x0'"):
+        out = encode_predict(stamps, enc.feature_names, enc.categories, check_names=False)
+    np.testing.assert_array_equal(out, [[-1, 0], [-1, 1]])
     flags = encode_fit(np.array([[True], [False]]))
     out = encode_predict(
         np.array([[1], [0]], dtype=np.uint64), flags.feature_names, flags.categories

@@ -941,14 +941,19 @@ def _integer_codes(table: _Table, columns: list, categories: list) -> np.ndarray
         for labels in categories
     ):
         return None
+
+    # Integer cells only (no nullable extension types; uint64 cells beyond int64 would compare
+    # inexactly with int64 labels), checked before a frame's columns are stacked.
+    def integers(dtype) -> bool:
+        return isinstance(dtype, np.dtype) and dtype.kind in "iu" and dtype != np.uint64
+
     if table.array is not None:
         cells = table.array  # arrays are matched by position: the columns are its columns
-    elif all(isinstance(c.dtype, np.dtype) for c in columns):  # no nullable extension types
+    elif all(integers(c.dtype) for c in columns):
         cells = np.column_stack([c.to_numpy() for c in columns])
     else:
         return None
-    # uint64 cells beyond int64 would compare inexactly with int64 labels.
-    if cells.dtype.kind not in "iu" or cells.dtype == np.uint64:
+    if not integers(cells.dtype):
         return None
     low = min(min(labels) for labels in categories)
     high = max(max(labels) for labels in categories)
