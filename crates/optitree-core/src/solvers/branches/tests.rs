@@ -88,6 +88,26 @@ proptest! {
 
 /// Appends a renamed copy of feature 0 (value v becomes `values − 1 − v`): it splits every
 /// subset exactly like feature 0, so the search keeps only one of the two.
+/// Solves `inst` (weighted by `weights`, if given) and checks the optimum and the returned
+/// tree, re-scored, against the exhaustive oracle.
+fn agrees_with_the_oracle(
+    inst: &oracle::Instance,
+    weights: Option<&[u64]>,
+    lambda: (u64, u64),
+    depth: Option<u32>,
+    min_leaf: u64,
+) -> std::result::Result<(), TestCaseError> {
+    let ones = vec![1; inst.n_rows];
+    let counted = weights.unwrap_or(&ones);
+    let config = config(lambda.0, lambda.1, depth, min_leaf);
+    let out = solve(dataset(inst, weights), &config, &Budget::unlimited(), None).expect("solves");
+    let best = oracle::best_sparse_tree(inst, counted, lambda, depth, min_leaf);
+    prop_assert_eq!(out.status, Status::Optimal);
+    prop_assert_eq!((out.solution.correct, out.solution.splits), best);
+    prop_assert_eq!(rescored_correct(&out.solution.tree, inst, counted), best.0);
+    Ok(())
+}
+
 fn with_renamed_copy(inst: &oracle::Instance, values: u32) -> oracle::Instance {
     let d = inst.n_features;
     let mut codes = Vec::with_capacity(inst.n_rows * (d + 1));
@@ -122,12 +142,7 @@ proptest! {
         }
         let inst = with_renamed_copy(&inst, values);
         let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
-        let data = dataset(&inst, weighted.then_some(&weights[..]));
-        let out = solve(data.clone(), &config(lambda.0, lambda.1, None, 1), &Budget::unlimited(), None).expect("solves");
-        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, None, 1);
-        prop_assert_eq!(out.status, Status::Optimal);
-        prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
-        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+        agrees_with_the_oracle(&inst, weighted.then_some(&weights[..]), lambda, None, 1)?;
     }
 }
 
@@ -151,12 +166,7 @@ proptest! {
             inst.labels[r] = if ((r as u64 * 2654435761) ^ seed) % 10 < noise { inst.labels[r] } else { clean };
         }
         let weights: Vec<u64> = if weighted { (0..n).map(|r| 1 + (r as u64 * 7 + seed) % 3).collect() } else { vec![1; n] };
-        let data = dataset(&inst, weighted.then_some(&weights[..]));
-        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), min_leaf), &Budget::unlimited(), None).expect("solves");
-        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), min_leaf);
-        prop_assert_eq!(out.status, Status::Optimal);
-        prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
-        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+        agrees_with_the_oracle(&inst, weighted.then_some(&weights[..]), lambda, Some(depth), min_leaf)?;
     }
 }
 
@@ -192,12 +202,7 @@ proptest! {
         }
         // Weights of 0 to 3: a row count is then not a sum of class weights.
         let weights: Vec<u64> = if weighted { (0..n).map(|r| (r as u64 * 7 + seed) % 4).collect() } else { vec![1; n] };
-        let data = dataset(&inst, weighted.then_some(&weights[..]));
-        let out = solve(data, &config(lambda.0, lambda.1, Some(depth), min_leaf), &Budget::unlimited(), None).expect("solves");
-        let (best_correct, best_splits) = oracle::best_sparse_tree(&inst, &weights, lambda, Some(depth), min_leaf);
-        prop_assert_eq!(out.status, Status::Optimal);
-        prop_assert_eq!((out.solution.correct, out.solution.splits), (best_correct, best_splits));
-        prop_assert_eq!(rescored_correct(&out.solution.tree, &inst, &weights), best_correct);
+        agrees_with_the_oracle(&inst, weighted.then_some(&weights[..]), lambda, Some(depth), min_leaf)?;
     }
 }
 
