@@ -454,7 +454,7 @@ pub fn column_major_codes<T, C: Copy + Default>(
 /// The column-major copy of a row-major byte matrix of `n_features` columns (codes of at most
 /// 256 values, the common case). Blocks of 8 rows × 8 columns are transposed in eight 64-bit
 /// registers, a byte at a time only at the edges: the generic transpose moved one byte per
-/// load and store (mushroom's one-hot table, 8,124 × 117: 0.69 → 0.2 ms).
+/// load and store (converting mushroom's one-hot table, 8,124 × 117, took 0.69 ms, now 0.46).
 pub fn transpose_bytes(cells: &[u8], n_features: usize) -> Vec<u8> {
     let n_rows = cells.len() / n_features.max(1);
     let mut columns = vec![0u8; n_rows * n_features];
@@ -585,6 +585,8 @@ fn check_weights(w: &[f64], n_rows: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+    use proptest::prelude::*;
 
     #[test]
     fn byte_transpose_matches_the_cell_by_cell_one() {
@@ -607,8 +609,6 @@ mod tests {
             );
         }
     }
-    use crate::error::Error;
-    use proptest::prelude::*;
 
     fn tiny() -> Dataset {
         // 4 rows, 2 features (3 and 2 categories), 2 classes.
