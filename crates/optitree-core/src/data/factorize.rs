@@ -18,7 +18,7 @@ pub struct Factorized<C = u32> {
 /// in a column slice of a wider matrix, are read in place. None when there are no rows, a row
 /// has another length, or some column's range (max − min + 1) exceeds `max_span`, where counting
 /// would cost more than sorting (spans above 2^32 are always refused).
-pub fn factorize_rows<'a, C: From<u32>>(
+pub fn factorize_rows<'a, C: From<u32> + Copy>(
     rows: impl ExactSizeIterator<Item = &'a [i64]> + Clone,
     n_cols: usize,
     max_span: u64,
@@ -26,6 +26,9 @@ pub fn factorize_rows<'a, C: From<u32>>(
     let max_span = max_span.min(1 << 32);
     if n_cols == 0 || rows.len() == 0 || rows.clone().any(|row| row.len() != n_cols) {
         return None;
+    }
+    if let Some((lowest, highest)) = zero_one_range(rows.clone(), n_cols) {
+        return Some(factorize_zero_one(rows, lowest, highest));
     }
     if max_span >= SMALL as u64 {
         if let Some(marks) = small_code_marks(rows.clone(), n_cols) {
@@ -52,6 +55,54 @@ pub fn factorize_rows<'a, C: From<u32>>(
         );
     }
     Some(Factorized { codes, labels })
+}
+
+/// When every cell is 0 or 1 (binary and one-hot data), each column's lowest and highest value
+/// (its AND and its OR), in one pass of bitwise operations, which vectorise where
+/// [`small_code_marks`]' indexed bit marks do not. None as soon as a block of rows holds
+/// another value, so that other data lose little to the attempt.
+#[allow(clippy::type_complexity)]
+fn zero_one_range<'a>(
+    rows: impl Iterator<Item = &'a [i64]>,
+    n_cols: usize,
+) -> Option<(Vec<i64>, Vec<i64>)> {
+    let (mut all, mut any) = (vec![1i64; n_cols], vec![0i64; n_cols]);
+    let mut rows = rows.peekable();
+    while rows.peek().is_some() {
+        for row in rows.by_ref().take(ZERO_ONE_BLOCK) {
+            for ((a, o), &c) in all.iter_mut().zip(any.iter_mut()).zip(row) {
+                *a &= c;
+                *o |= c;
+            }
+        }
+        // A cell other than 0 or 1 (negative ones too) sets a bit above the lowest.
+        if any.iter().fold(0, |bits, &o| bits | o) & !1 != 0 {
+            return None;
+        }
+    }
+    Some((all, any))
+}
+
+/// Rows between [`zero_one_range`]'s checks.
+const ZERO_ONE_BLOCK: usize = 256;
+
+/// [`factorize_rows`] of 0/1 cells: a column holding both values has codes equal to its cells,
+/// a constant column codes 0.
+fn factorize_zero_one<'a, C: From<u32> + Copy>(
+    rows: impl ExactSizeIterator<Item = &'a [i64]>,
+    lowest: Vec<i64>,
+    highest: Vec<i64>,
+) -> Factorized<C> {
+    let labels = (lowest.iter().zip(&highest))
+        .map(|(&low, &high)| (low..=high).collect::<Vec<i64>>())
+        .collect();
+    let (zero, one) = (C::from(0), C::from(1));
+    let mut codes = Vec::with_capacity(rows.len() * lowest.len());
+    for row in rows {
+        let offsets = row.iter().zip(&lowest);
+        codes.extend(offsets.map(|(&c, &low)| if c == low { zero } else { one }));
+    }
+    Factorized { codes, labels }
 }
 
 /// Slots per column when every code is in `0..SMALL`.
@@ -179,7 +230,7 @@ mod tests {
     use super::*;
 
     /// [`factorize_rows`] of a row-major matrix of `n_cols` columns, read in place.
-    fn factorize_matrix<C: From<u32>>(
+    fn factorize_matrix<C: From<u32> + Copy>(
         cells: &[i64],
         n_cols: usize,
         max_span: u64,
@@ -251,17 +302,48 @@ mod tests {
                 2 => cells[at] = 256,
                 _ => {}
             }
-            let f = factorize_matrix::<u32>(&cells, n_cols, 4096).unwrap();
-            for j in 0..n_cols {
-                let column: Vec<i64> = cells.iter().skip(j).step_by(n_cols).copied().collect();
-                let mut sorted = column.clone();
-                sorted.sort_unstable();
-                sorted.dedup();
-                assert_eq!(f.labels[j], sorted);
-                for (r, c) in column.iter().enumerate() {
-                    let rank = sorted.binary_search(c).unwrap() as u32;
-                    assert_eq!(f.codes[r * n_cols + j], rank);
-                }
+            ranks_as_sorting_does(&cells, n_cols);
+        }
+    }
+
+    /// The 0/1 path (constant columns of either value among them), and 0/1 blocks of rows
+    /// followed by a row holding a 2 or a -1, which other paths then factorise.
+    #[test]
+    fn zero_one_cells_rank_as_sorting_does() {
+        let mut word = crate::oracle::xorshift(11);
+        for case in 0..200u64 {
+            let n_rows = 1 + (word() % (2 * ZERO_ONE_BLOCK as u64 + 10)) as usize;
+            let n_cols = 1 + (word() % 9) as usize;
+            // Column j is constant 0, constant 1, or mixed, by j % 3 shifted per case.
+            let mut cells: Vec<i64> = (0..n_rows * n_cols)
+                .map(|i| match (i % n_cols) as u64 % 3 {
+                    0 => (case % 2) as i64,
+                    1 => 1 - (case % 2) as i64 * (word() % 2) as i64,
+                    _ => (word() % 2) as i64,
+                })
+                .collect();
+            if case % 4 == 3 {
+                let at = cells.len() - 1 - (word() % n_cols as u64) as usize;
+                cells[at] = if case % 8 == 3 { 2 } else { -1 };
+            }
+            ranks_as_sorting_does(&cells, n_cols);
+        }
+    }
+
+    /// Each column's labels are its sorted distinct values, and each cell's code their rank.
+    fn ranks_as_sorting_does(cells: &[i64], n_cols: usize) {
+        let f = factorize_matrix::<u32>(cells, n_cols, 4096).unwrap();
+        let floats = factorize_matrix::<f64>(cells, n_cols, 4096).unwrap();
+        for j in 0..n_cols {
+            let column: Vec<i64> = cells.iter().skip(j).step_by(n_cols).copied().collect();
+            let mut sorted = column.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(f.labels[j], sorted);
+            for (r, c) in column.iter().enumerate() {
+                let rank = sorted.binary_search(c).unwrap() as u32;
+                assert_eq!(f.codes[r * n_cols + j], rank);
+                assert_eq!(floats.codes[r * n_cols + j], f64::from(rank));
             }
         }
     }
