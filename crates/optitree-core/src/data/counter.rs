@@ -4,12 +4,12 @@
 //! Built once per row set: the indices of its non-zero words and, per class, those words masked
 //! by the class. Counting the rows of class k with feature f = v then reads two compact arrays
 //! and skips every empty word, which matters deep in a search where row sets are sparse. Where
-//! the processor has AVX-512's vector popcount (checked at run time) and the rows span at least
-//! 16 words (`WIDE_WORDS`) in runs of consecutive non-empty words 8 long on average
-//! (`MEAN_RUN_WORDS`), they are counted eight words at a time along the runs: mushroom and
-//! mushroom-f search 7-8% faster, krvskp 2-3%. Shorter runs fell to the vector loop's one-word
-//! tail, one class at a time: counted word by word instead, nursery-o searches 28% faster,
-//! nursery 15%, krvskp 8%.
+//! the processor has AVX-512's vector popcount or AVX2 (checked at run time) and the rows span
+//! at least 16 words (`WIDE_WORDS`) in runs of consecutive non-empty words 8 long on average
+//! (`MEAN_RUN_WORDS`), they are counted a vector at a time along the runs: with AVX-512,
+//! mushroom and mushroom-f search 7-8% faster, krvskp 2-3%; with AVX2, mushroom 2%. Shorter
+//! runs fell to the vector loop's one-word tail, one class at a time: counted word by word
+//! instead, nursery-o searches 28% faster, nursery 15%, krvskp 8%.
 
 use crate::data::{Bitset, Dataset};
 
@@ -33,6 +33,8 @@ pub struct SubsetCounter {
     /// (otherwise the word-by-word loop is faster). `runs` is filled only when the first two
     /// hold.
     wide: bool,
+    /// The vector path is AVX-512's (else AVX2's): chosen once per row set, not per count.
+    avx512: bool,
 }
 
 /// Whether the processor has AVX2 (most without AVX-512 do).
@@ -64,6 +66,7 @@ impl SubsetCounter {
             masked: Vec::new(),
             len: 0,
             wide: false,
+            avx512: false,
         }
     }
 
@@ -88,7 +91,9 @@ impl SubsetCounter {
         self.len = self.index.len();
         self.runs.clear();
         #[cfg(target_arch = "x86_64")]
-        if self.len >= WIDE_WORDS && super::popcount::has_vector_popcount() | has_avx2() {
+        let avx512 = super::popcount::has_vector_popcount();
+        #[cfg(target_arch = "x86_64")]
+        if self.len >= WIDE_WORDS && (avx512 || has_avx2()) {
             for &i in &self.index {
                 match self.runs.last_mut() {
                     Some((first, len)) if *first + *len == i => *len += 1,
@@ -96,6 +101,7 @@ impl SubsetCounter {
                 }
             }
             self.wide = self.len >= MEAN_RUN_WORDS * self.runs.len();
+            self.avx512 = avx512;
         } else {
             self.wide = false;
         }
@@ -119,8 +125,8 @@ impl SubsetCounter {
         #[cfg(target_arch = "x86_64")]
         if self.wide {
             #[allow(unsafe_code)]
-            // SAFETY: `wide` is set only when the processor has the features the function is
-            // compiled for.
+            // SAFETY: `reset` sets `wide` only when the processor has AVX-512's vector
+            // popcount (then `avx512`) or AVX2.
             return unsafe { self.counts_by_runs_vector(values, out) };
         }
         // Up to eight classes the running counts stay in registers (with a count per class
@@ -160,8 +166,8 @@ impl SubsetCounter {
         #[cfg(target_arch = "x86_64")]
         if self.wide {
             #[allow(unsafe_code)]
-            // SAFETY: `wide` is set only when the processor has the features the function is
-            // compiled for.
+            // SAFETY: `reset` sets `wide` only when the processor has AVX-512's vector
+            // popcount (then `avx512`) or AVX2.
             unsafe {
                 self.counts_by_runs_vector(values, &mut sums)
             };
@@ -186,7 +192,12 @@ impl SubsetCounter {
         sums.iter().sum()
     }
 
-    /// [`Self::counts_by_runs`] compiled for the best vector instructions the processor has.
+    /// [`Self::counts_by_runs`] compiled for the best vector instructions the processor has,
+    /// as [`Self::reset`] found them.
+    ///
+    /// # Safety
+    /// `wide` is set: the processor has AVX-512's vector popcount when `avx512` is set, AVX2
+    /// otherwise.
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     unsafe fn counts_by_runs_vector(&self, values: &[u64], out: &mut [u64]) -> u64 {
@@ -198,7 +209,8 @@ impl SubsetCounter {
         fn avx2(counter: &SubsetCounter, values: &[u64], out: &mut [u64]) -> u64 {
             counter.counts_by_runs(values, out)
         }
-        if super::popcount::has_vector_popcount() {
+        debug_assert!(self.wide);
+        if self.avx512 {
             avx512(self, values, out)
         } else {
             avx2(self, values, out)
