@@ -508,8 +508,14 @@ def test_predict_integer_codes_equal_a_lookup_per_cell(dtype, seed):
         warnings.simplefilter("ignore", UnseenCategoryWarning)
         out = encode_predict(new, enc.feature_names, enc.categories)
         frame = encode_predict(pd.DataFrame(new), enc.feature_names, enc.categories)
+        # Rows read in place from a column slice, and copied from a column-major matrix.
+        wider = np.hstack([new, new])[:, :m]
+        sliced = encode_predict(wider, enc.feature_names, enc.categories)
+        fortran = encode_predict(np.asfortranarray(new), enc.feature_names, enc.categories)
     np.testing.assert_array_equal(out, expected)
     np.testing.assert_array_equal(frame, expected)
+    np.testing.assert_array_equal(sliced, expected)
+    np.testing.assert_array_equal(fortran, expected)
     table = _validation._read_table(new)  # the lookup table did answer
     assert _validation._integer_codes(table, table.columns, enc.categories) is not None
 
@@ -558,6 +564,27 @@ def test_predict_categorical_dtype_names_missing_and_unseen_cells():
     with pytest.warns(UnseenCategoryWarning, match=r"2 value.*the first: 'z' at row 1"):
         out = encode_predict(frame, enc.feature_names, enc.categories)
     np.testing.assert_array_equal(out, [[0], [-1], [1], [-1]])
+
+
+def test_predict_integer_codes_at_the_ends_of_int64():
+    # Labels at int64's ends take the lookup table when close together; a label beyond int64
+    # (from a uint64 fit) leaves the matrix to the general path; neither raises.
+    top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    enc = encode_fit(np.array([[top], [top - 1]]), categorical=[0])
+    new = np.array([[top], [top - 2], [bottom], [top - 1]])
+    with pytest.warns(UnseenCategoryWarning, match="2 value"):
+        out = encode_predict(new, enc.feature_names, enc.categories)
+    np.testing.assert_array_equal(out, [[1], [-1], [-1], [0]])
+    table = _validation._read_table(new)
+    assert _validation._integer_codes(table, table.columns, enc.categories) is not None
+    wide = encode_fit(np.array([[2**63], [1]], dtype=np.uint64), categorical=[0])
+    assert wide.categories == [[1, 2**63]]
+    small = np.array([[1], [5]])
+    table = _validation._read_table(small)
+    assert _validation._integer_codes(table, table.columns, wide.categories) is None
+    with pytest.warns(UnseenCategoryWarning, match="the first: 5 at row 1"):
+        out = encode_predict(small, wide.feature_names, wide.categories)
+    np.testing.assert_array_equal(out, [[0], [-1]])
 
 
 def test_predict_integer_codes_fall_back_where_a_table_does_not_fit():

@@ -26,6 +26,9 @@ def dataset_summary(
 def factorize_int_columns(
     x: npt.NDArray[np.int64], max_span: int
 ) -> tuple[npt.NDArray[np.float64], list[list[int]]] | None: ...
+def codes_under_labels(
+    x: npt.NDArray[np.int64], labels: list[list[int]], max_slots: int
+) -> npt.NDArray[np.float64] | None: ...
 def fit_stump(
     codes: _Codes,
     labels: npt.NDArray[np.int64],

@@ -933,19 +933,26 @@ def _encode_new(
     return out
 
 
+def _is_int64(label) -> bool:
+    """An integer label (not a bool) within int64's range: one an int64 cell may equal. Plain
+    ints first: the general test (through ``numbers.Real``) took 1 ms of a 117-column predict."""
+    if type(label) is not int and not (
+        isinstance(label, (int, np.integer)) and not isinstance(label, (bool, np.bool_))
+    ):
+        return False
+    return -(1 << 63) <= label < 1 << 63
+
+
 def _integer_codes(table: _Table, columns: list, categories: list) -> np.ndarray | None:
     """The codes of data whose columns all hold integers and were all categorical with integer
     labels (category codes, the common case), through one lookup table over the whole matrix,
     -1 for a value not seen at fit time; None for any other data.
 
     The general path turns every cell into a Python object and matches it column by column:
-    78 ms on 8,124 rows × 117 columns, against 5 ms here. Bool labels are left to it, since
-    ``True == 1`` there.
+    78 ms on 8,124 rows × 117 columns, against 1.2 ms here (7.0 ms through numpy's clip, offset
+    and gather). Bool labels are left to it, since ``True == 1`` there.
     """
-    if not columns or not all(
-        labels and all(_is_number(c) and isinstance(c, (int, np.integer)) for c in labels)
-        for labels in categories
-    ):
+    if not columns or not all(labels and all(map(_is_int64, labels)) for labels in categories):
         return None
 
     # Integer cells only (no nullable extension types; uint64 cells beyond int64 would compare
@@ -961,17 +968,12 @@ def _integer_codes(table: _Table, columns: list, categories: list) -> np.ndarray
         return None
     if not integers(cells.dtype):
         return None
-    low = min(min(labels) for labels in categories)
-    high = max(max(labels) for labels in categories)
-    span = high - low + 3  # an entry below every label and one above: the unseen values
-    if span * len(categories) > 1 << 20 or low < -(1 << 62) or high > 1 << 62:
-        return None
-    lookup = np.full((len(categories), span), -1.0)
-    for j, labels in enumerate(categories):
-        lookup[j, np.asarray(labels, dtype=np.int64) - (low - 1)] = np.arange(len(labels))
-    at = np.clip(cells.astype(np.int64, copy=False), low - 1, high + 1)
-    at += np.arange(len(categories)) * span - (low - 1)
-    return lookup.ravel()[at]
+    # The core reads rows of adjacent int64 cells in place (as for factorisation).
+    adjacent = cells.dtype == np.int64 and cells.strides[1] == 8 and cells.flags.aligned
+    cells = cells if adjacent else np.ascontiguousarray(cells, dtype=np.int64)
+    return _core.codes_under_labels(
+        cells, [list(map(int, labels)) for labels in categories], 1 << 20
+    )
 
 
 def encode_predict(

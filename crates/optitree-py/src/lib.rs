@@ -89,22 +89,13 @@ fn factorize_int_columns<'py>(
 ) -> PyResult<Option<Factorized<'py>>> {
     let arr = x.as_array();
     let n_cols = arr.ncols();
-    let width = n_cols.max(1);
-    // A C-ordered matrix is read in place, and so are the rows of a column slice of one (their
-    // cells adjacent, the rows apart); any other layout is copied in row-major order first.
-    let row_slices = || {
-        arr.rows()
-            .into_iter()
-            .map(|r| r.to_slice())
-            .collect::<Option<Vec<_>>>()
-    };
-    let factorized = if let Some(cells) = arr.as_slice() {
-        factorize_detached(py, cells.chunks_exact(width), n_cols, max_span)
-    } else if let Some(rows) = row_slices() {
-        factorize_detached(py, rows.iter().copied(), n_cols, max_span)
-    } else {
-        let copy: Vec<i64> = arr.iter().copied().collect();
-        factorize_detached(py, copy.chunks_exact(width), n_cols, max_span)
+    let factorized = match arr.as_slice() {
+        Some(cells) => factorize_detached(py, cells.chunks_exact(n_cols.max(1)), n_cols, max_span),
+        None => {
+            let mut copy = Vec::new();
+            let rows = int_rows(&arr, &mut copy);
+            factorize_detached(py, rows.iter().copied(), n_cols, max_span)
+        }
     };
     let Some(f) = factorized else {
         return Ok(None);
@@ -112,6 +103,63 @@ fn factorize_int_columns<'py>(
     let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), n_cols), f.codes)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     Ok(Some((matrix.into_pyarray(py), f.labels)))
+}
+
+/// Codes (float64, same shape) of an integer matrix under each column's fit-time labels, -1 for
+/// a value not among them; None when the labels' ranges together exceed `max_slots` (the caller
+/// then matches cells one by one).
+#[pyfunction]
+fn codes_under_labels<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, i64>,
+    labels: Vec<Vec<i64>>,
+    max_slots: usize,
+) -> PyResult<Option<Bound<'py, numpy::PyArray2<f64>>>> {
+    let arr = x.as_array();
+    if arr.ncols() != labels.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "x has {} columns but labels describes {}",
+            arr.ncols(),
+            labels.len()
+        )));
+    }
+    let codes = match arr.as_slice() {
+        Some(cells) => py.detach(|| {
+            optitree_core::data::codes_under_labels(
+                cells.chunks_exact(arr.ncols().max(1)),
+                &labels,
+                max_slots,
+            )
+        }),
+        None => {
+            let mut copy = Vec::new();
+            let rows = int_rows(&arr, &mut copy);
+            py.detach(|| {
+                optitree_core::data::codes_under_labels(rows.iter().copied(), &labels, max_slots)
+            })
+        }
+    };
+    let Some(codes) = codes else {
+        return Ok(None);
+    };
+    let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), arr.ncols()), codes)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    Ok(Some(matrix.into_pyarray(py)))
+}
+
+/// The rows of an int64 matrix as slices of adjacent cells: read in place from a C-ordered
+/// matrix and from a column slice of one (`data[:, :-1]`: cells adjacent, rows apart); any
+/// other layout is first copied into `copy` in row-major order.
+fn int_rows<'a>(
+    arr: &'a numpy::ndarray::ArrayView2<'a, i64>,
+    copy: &'a mut Vec<i64>,
+) -> Vec<&'a [i64]> {
+    let in_place = arr.rows().into_iter().map(|r| r.to_slice());
+    if let Some(rows) = in_place.collect::<Option<Vec<_>>>() {
+        return rows;
+    }
+    *copy = arr.iter().copied().collect();
+    copy.chunks_exact(arr.ncols().max(1)).collect()
 }
 
 /// [`optitree_core::data::factorize_rows`] with the GIL released.
@@ -343,6 +391,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree_decision_path, m)?)?;
     m.add_function(wrap_pyfunction!(dataset_summary, m)?)?;
     m.add_function(wrap_pyfunction!(factorize_int_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(codes_under_labels, m)?)?;
     m.add_function(wrap_pyfunction!(fit_stump, m)?)?;
     m.add_function(wrap_pyfunction!(fit_branches, m)?)?;
     m.add_function(wrap_pyfunction!(fit_maptree, m)?)?;
