@@ -757,6 +757,38 @@ def test_integer_matrix_fast_path_equals_column_by_column_encoding(dtype):
         assert fast[1] == general.categories
 
 
+def test_integer_matrix_codes_take_the_narrowest_type_that_holds_them():
+    # Bytes up to 256 labels a column (what the searches read, without a cast), two bytes up
+    # to 65,536, floats beyond; the same codes either way.
+    from optitree._validation import _integer_matrix_codes
+
+    for n_labels, dtype in [(2, np.uint8), (256, np.uint8), (257, np.uint16), (70_000, np.float64)]:
+        step = 3 if n_labels < 1000 else 1  # within the counted span (rows or 4,096)
+        column = np.arange(n_labels, dtype=np.int64) * step - 7
+        X = np.column_stack([column, column[::-1] % 2])
+        codes, labels = _integer_matrix_codes(X)
+        assert codes.dtype == dtype, n_labels
+        np.testing.assert_array_equal(codes[:, 0], np.arange(n_labels))
+        np.testing.assert_array_equal(codes[:, 1], X[:, 1] + 0)
+        assert labels[0] == column.tolist()
+    assert encode_fit(np.array([[0, 1], [1, 0]]), categorical=[0, 1]).X.dtype == np.uint8
+
+
+def test_trees_route_byte_codes_as_their_floats():
+    # A fit re-scores on its byte codes; Tree methods take uint8/uint16 matrices as the numbers
+    # they hold, with the same nodes as float64.
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(200, 4))
+    y = (X[:, 0] == 2) ^ (X[:, 1] > 0)
+    tree = BranchesClassifier(penalty=0.001, categorical="all").fit(X, y).tree_
+    floats = X.astype(np.float64)
+    for dtype in (np.uint8, np.uint16):
+        codes = X.astype(dtype)
+        np.testing.assert_array_equal(tree.apply(codes), tree.apply(floats))
+        np.testing.assert_array_equal(tree.predict(codes), tree.predict(floats))
+        assert (tree.decision_path(codes) != tree.decision_path(floats)).nnz == 0
+
+
 def test_integer_matrix_fast_path_handles_extremes():
     from optitree._validation import _integer_matrix_codes
 

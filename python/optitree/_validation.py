@@ -94,9 +94,12 @@ class EncodedInput:
 
     Attributes
     ----------
-    X : ndarray of shape (n_rows, n_features), dtype float64, C-contiguous
+    X : ndarray of shape (n_rows, n_features), C-contiguous
         Numeric columns hold their values; categorical columns hold the codes
-        ``0 .. C-1`` (as floats) of their labels.
+        ``0 .. C-1`` of their labels. float64, except for an integer matrix
+        whose columns are all categorical: then its codes in uint8 when every
+        column has at most 256 labels (uint16 up to 65,536), the bytes the
+        searches read.
     feature_names : list of str
         DataFrame column names converted with ``str``; ``"x0", "x1", ...`` for
         arrays and lists.
@@ -684,7 +687,8 @@ def _encode_table(table: _Table, forced: list[bool], allow_nan: bool) -> Encoded
 
 
 def _integer_matrix_codes(array: np.ndarray) -> tuple[np.ndarray, list] | None:
-    """Codes (float64) and sorted labels of every column of an integer matrix, all at once.
+    """Codes (uint8, uint16 or float64: the narrowest that holds them) and sorted labels of
+    every column of an integer matrix, all at once.
 
     The same result as encoding column by column, counting in the core instead of sorting:
     one pass over the matrix, which matters on the many-row, few-category data of categorical

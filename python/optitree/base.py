@@ -93,7 +93,7 @@ def categorical_view(
     if all(cats is not None for cats in enc.categories):
         # All categorical (the common case for this solver family): one cast, no per-column work.
         n_values = [len(cats) for cats in enc.categories]
-        codes = enc.X.astype(code_dtype(n_values))
+        codes = enc.X.astype(code_dtype(n_values), copy=False)  # integer data: already
         return CategoricalView(
             codes,
             n_values,

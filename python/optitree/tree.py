@@ -400,10 +400,13 @@ class Tree:
                 cats = self.categories or [None] * self.n_features
                 read = set(self.used_features().tolist())
                 return encode_predict(X, names, cats, warn_columns=read)
-        try:
-            arr = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"X cannot be read as numbers: {exc}") from exc
+        if isinstance(X, np.ndarray) and X.dtype in (np.uint8, np.uint16):
+            arr = X  # codes (a fit's own, or the caller's), read as they are: no float64 copy
+        else:
+            try:
+                arr = np.asarray(X, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise DataError(f"X cannot be read as numbers: {exc}") from exc
         if arr.ndim != 2:
             raise DataError(f"X must be 2-D (n_rows, n_features), got shape {arr.shape}")
         if arr.shape[1] != self.n_features:

@@ -77,7 +77,10 @@ pub fn tree_to_py<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'py, PyDi
 }
 
 /// The rows of `x` as one row-major slice, after checking the column count against the tree.
-pub fn matrix_for<'a>(tree: &Tree, x: &'a PyReadonlyArray2<'_, f64>) -> PyResult<Cow<'a, [f64]>> {
+pub fn matrix_for<'a, T: numpy::Element + Copy>(
+    tree: &Tree,
+    x: &'a PyReadonlyArray2<'_, T>,
+) -> PyResult<Cow<'a, [T]>> {
     let cols = x.shape()[1];
     if cols != tree.n_features() {
         return Err(to_py(Error::Data(format!(
@@ -89,6 +92,37 @@ pub fn matrix_for<'a>(tree: &Tree, x: &'a PyReadonlyArray2<'_, f64>) -> PyResult
         Ok(s) => Cow::Borrowed(s),
         Err(_) => Cow::Owned(x.as_array().iter().copied().collect()),
     })
+}
+
+/// A matrix routed through a tree: float64 values, or category codes as the encoder gives
+/// integer data (one or two bytes a cell).
+pub enum RouteMatrix<'py> {
+    /// float64 values.
+    F64(PyReadonlyArray2<'py, f64>),
+    /// `uint8` codes.
+    U8(PyReadonlyArray2<'py, u8>),
+    /// `uint16` codes.
+    U16(PyReadonlyArray2<'py, u16>),
+}
+
+impl<'py> RouteMatrix<'py> {
+    /// The matrix `x` as its array type reads: a derived extraction would try each variant in
+    /// turn and build a Python error for each that fails (11 µs of an 18 µs route of monk1's
+    /// codes).
+    pub fn of(x: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = x.cast::<numpy::PyArray2<f64>>() {
+            return Ok(RouteMatrix::F64(a.try_readonly()?));
+        }
+        if let Ok(a) = x.cast::<numpy::PyArray2<u8>>() {
+            return Ok(RouteMatrix::U8(a.try_readonly()?));
+        }
+        if let Ok(a) = x.cast::<numpy::PyArray2<u16>>() {
+            return Ok(RouteMatrix::U16(a.try_readonly()?));
+        }
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "X must be a 2-D float64, uint8 or uint16 numpy array",
+        ))
+    }
 }
 
 /// Node indices as an int64 numpy array.

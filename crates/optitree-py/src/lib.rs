@@ -44,43 +44,68 @@ fn tree_validate(tree: &Bound<'_, PyAny>) -> PyResult<()> {
     convert::tree_from_py(tree).map(|_| ())
 }
 
-/// Routes the rows of `x` (float64, n_rows x n_features): returns `(reached, predicting)` node
-/// indices (see the routing policy in the core's `tree::routing`).
+/// Routes the rows of `x` (n_rows x n_features: float64 values, or uint8/uint16 category
+/// codes): returns `(reached, predicting)` node indices (see the routing policy in the core's
+/// `tree::routing`).
 #[pyfunction]
 fn tree_route<'py>(
     py: Python<'py>,
     tree: &Bound<'py, PyAny>,
-    x: PyReadonlyArray2<'py, f64>,
+    x: &Bound<'py, PyAny>,
 ) -> PyResult<IndexPair<'py>> {
     let t = convert::tree_from_py(tree)?;
-    let rows = convert::matrix_for(&t, &x)?;
-    let n_rows = x.as_array().nrows();
-    let (reached, predicting) = py.detach(|| t.route_rows(rows.as_ref(), n_rows));
+    let (reached, predicting) = match &convert::RouteMatrix::of(x)? {
+        convert::RouteMatrix::F64(x) => on_rows(py, &t, x, Tree::route_rows)?,
+        convert::RouteMatrix::U8(x) => on_rows(py, &t, x, Tree::route_rows)?,
+        convert::RouteMatrix::U16(x) => on_rows(py, &t, x, Tree::route_rows)?,
+    };
     Ok((
         convert::indices(py, reached),
         convert::indices(py, predicting),
     ))
 }
 
-/// Decision paths of the rows of `x` as CSR `(indptr, node indices)`.
+/// Decision paths of the rows of `x` (as [`tree_route`] reads it) as CSR `(indptr, node
+/// indices)`.
 #[pyfunction]
 fn tree_decision_path<'py>(
     py: Python<'py>,
     tree: &Bound<'py, PyAny>,
-    x: PyReadonlyArray2<'py, f64>,
+    x: &Bound<'py, PyAny>,
 ) -> PyResult<IndexPair<'py>> {
     let t = convert::tree_from_py(tree)?;
-    let rows = convert::matrix_for(&t, &x)?;
-    let n_rows = x.as_array().nrows();
-    let (indptr, nodes) = py.detach(|| t.decision_paths(rows.as_ref(), n_rows));
+    let (indptr, nodes) = match &convert::RouteMatrix::of(x)? {
+        convert::RouteMatrix::F64(x) => on_rows(py, &t, x, Tree::decision_paths)?,
+        convert::RouteMatrix::U8(x) => on_rows(py, &t, x, Tree::decision_paths)?,
+        convert::RouteMatrix::U16(x) => on_rows(py, &t, x, Tree::decision_paths)?,
+    };
     Ok((convert::indices(py, indptr), convert::indices(py, nodes)))
 }
 
-/// Codes of an integer matrix (float64, same shape) and each column's distinct values.
-type Factorized<'py> = (Bound<'py, numpy::PyArray2<f64>>, Vec<Vec<i64>>);
+/// Two lists of node indices (per row, or CSR offsets and nodes).
+type NodeLists = (Vec<usize>, Vec<usize>);
 
-/// Sorted-label codes (float64, same shape) and the distinct values of each column of an integer
-/// matrix, by counting; None when a column's range exceeds `max_span` (the caller then sorts).
+/// `walk` (a row-major routing of the tree's) over the rows of a numpy matrix, with the GIL
+/// released.
+fn on_rows<T: optitree_core::tree::Cell + numpy::Element + Sync>(
+    py: Python<'_>,
+    tree: &Tree,
+    x: &PyReadonlyArray2<'_, T>,
+    walk: fn(&Tree, &[T], usize) -> NodeLists,
+) -> PyResult<NodeLists> {
+    let rows = convert::matrix_for(tree, x)?;
+    let n_rows = x.as_array().nrows();
+    Ok(py.detach(|| walk(tree, rows.as_ref(), n_rows)))
+}
+
+/// Codes of an integer matrix (same shape) and each column's distinct values.
+type Factorized<'py> = (Bound<'py, PyAny>, Vec<Vec<i64>>);
+
+/// Sorted-label codes (same shape) and the distinct values of each column of an integer matrix,
+/// by counting; None when a column's range exceeds `max_span` (the caller then sorts). The
+/// codes are uint8 when every column has at most 256 values, uint16 up to 65,536, else
+/// float64: mushroom's as bytes took 0.95 MB to write, not 7.6, and no cast to the bytes the
+/// searches read.
 #[pyfunction]
 fn factorize_int_columns<'py>(
     py: Python<'py>,
@@ -89,20 +114,39 @@ fn factorize_int_columns<'py>(
 ) -> PyResult<Option<Factorized<'py>>> {
     let arr = x.as_array();
     let n_cols = arr.ncols();
-    let factorized = match arr.as_slice() {
-        Some(cells) => factorize_detached(py, cells.chunks_exact(n_cols.max(1)), n_cols, max_span),
-        None => {
-            let mut copy = Vec::new();
-            let rows = int_rows(&arr, &mut copy);
-            factorize_detached(py, rows.iter().copied(), n_cols, max_span)
-        }
+    let mut copy = Vec::new();
+    let rows = match arr.as_slice() {
+        Some(cells) => cells.chunks_exact(n_cols.max(1)).collect(),
+        None => int_rows(&arr, &mut copy),
     };
-    let Some(f) = factorized else {
+    let rows = rows.iter().copied();
+    let plan =
+        py.detach(|| optitree_core::data::plan_factorization(rows.clone(), n_cols, max_span));
+    let Some(plan) = plan else {
         return Ok(None);
     };
-    let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), n_cols), f.codes)
+    let shape = (arr.nrows(), n_cols);
+    let codes = match plan.most_labels() {
+        0..=256 => code_matrix::<u8>(py, &plan, rows, shape)?,
+        257..=65536 => code_matrix::<u16>(py, &plan, rows, shape)?,
+        _ => code_matrix::<f64>(py, &plan, rows, shape)?,
+    };
+    Ok(Some((codes, plan.into_labels())))
+}
+
+/// The codes of `plan` in `C`, as a numpy matrix of `shape`.
+fn code_matrix<'a, 'py, C: optitree_core::data::Code + numpy::Element + Send>(
+    py: Python<'py>,
+    plan: &optitree_core::data::Plan,
+    rows: impl ExactSizeIterator<Item = &'a [i64]> + Send,
+    shape: (usize, usize),
+) -> PyResult<Bound<'py, PyAny>> {
+    let codes = py.detach(|| plan.codes::<C>(rows)).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err("codes do not fit the chosen type")
+    })?;
+    let matrix = numpy::ndarray::Array2::from_shape_vec(shape, codes)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    Ok(Some((matrix.into_pyarray(py), f.labels)))
+    Ok(matrix.into_pyarray(py).into_any())
 }
 
 /// Codes (float64, same shape) of an integer matrix under each column's fit-time labels, -1 for
@@ -160,16 +204,6 @@ fn int_rows<'a>(
     }
     *copy = arr.iter().copied().collect();
     copy.chunks_exact(arr.ncols().max(1)).collect()
-}
-
-/// [`optitree_core::data::factorize_rows`] with the GIL released.
-fn factorize_detached<'a>(
-    py: Python<'_>,
-    rows: impl ExactSizeIterator<Item = &'a [i64]> + Clone + Send,
-    n_cols: usize,
-    max_span: u64,
-) -> Option<optitree_core::data::Factorized<f64>> {
-    py.detach(move || optitree_core::data::factorize_rows(rows, n_cols, max_span))
 }
 
 /// Summary of a categorical dataset as the Rust core sees it (rows, features, classes,

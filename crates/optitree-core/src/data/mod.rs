@@ -11,4 +11,6 @@ pub use counter::SubsetCounter;
 pub use dataset::{
     codes_of_columns, column_major_codes, transpose_bytes, Codes, Column, Dataset, Table,
 };
-pub use factorize::{codes_under_labels, factorize_rows, Factorized};
+pub use factorize::{
+    codes_under_labels, factorize_rows, plan_factorization, Code, Factorized, Plan,
+};

@@ -10,6 +10,7 @@
 mod routing;
 mod spec;
 
+pub use routing::Cell;
 pub use spec::{NodeSpec, TreeSpec};
 
 use crate::data_err;
@@ -61,10 +62,10 @@ pub struct ObliqueTest {
 
 impl ObliqueTest {
     /// Value of the test's left-hand side at `x`.
-    pub fn evaluate(&self, x: &[f64]) -> f64 {
+    pub fn evaluate<T: Cell>(&self, x: &[T]) -> f64 {
         self.terms
             .iter()
-            .map(|t| t.coef * t.features.iter().map(|&f| x[f]).product::<f64>())
+            .map(|t| t.coef * t.features.iter().map(|&f| x[f].value()).product::<f64>())
             .sum()
     }
 }

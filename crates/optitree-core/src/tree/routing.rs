@@ -7,6 +7,35 @@
 
 use super::{NodeKind, Tree};
 
+/// A cell of the row-major matrices routing reads: float64 values, or the one- and two-byte
+/// category codes the encoder gives integer data, read as the numbers they are (a fit
+/// re-scores its tree on its codes without a float64 copy).
+pub trait Cell: Copy {
+    /// The cell as a float.
+    fn value(self) -> f64;
+}
+
+impl Cell for f64 {
+    #[inline(always)]
+    fn value(self) -> f64 {
+        self
+    }
+}
+
+impl Cell for u8 {
+    #[inline(always)]
+    fn value(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Cell for u16 {
+    #[inline(always)]
+    fn value(self) -> f64 {
+        f64::from(self)
+    }
+}
+
 /// What routing a row through a node needs (see [`Tree::step`]).
 struct Step {
     kind: NodeKind,
@@ -23,7 +52,7 @@ struct Step {
 
 impl Tree {
     /// The child of `node` that `x` goes to, or None when the node cannot route `x`.
-    fn next(&self, node: usize, x: &[f64]) -> Option<usize> {
+    fn next<T: Cell>(&self, node: usize, x: &[T]) -> Option<usize> {
         self.follow(&self.step(node), node, x)
     }
 
@@ -43,7 +72,7 @@ impl Tree {
     /// this one place. Inlined into the loop over rows (a call per node took a fifth of a
     /// route), the oblique test kept out of line.
     #[inline(always)]
-    fn follow(&self, step: &Step, node: usize, x: &[f64]) -> Option<usize> {
+    fn follow<T: Cell>(&self, step: &Step, node: usize, x: &[T]) -> Option<usize> {
         let child = |side: usize| self.children[step.first_child + side];
         match step.kind {
             NodeKind::Leaf => None,
@@ -51,13 +80,13 @@ impl Tree {
                 // The cast saturates: NaN, fractions and infinities do not convert back equal,
                 // negatives fail the range, -0.0 is category 0. Signed, as x86 converts
                 // natively.
-                let v = x[step.feature];
+                let v = x[step.feature].value();
                 let code = v as i64;
                 (code as f64 == v && (code as u64) < step.n_children as u64)
                     .then(|| child(code as usize))
             }
             NodeKind::Threshold => {
-                let v = x[step.feature];
+                let v = x[step.feature].value();
                 (!v.is_nan()).then(|| child(usize::from(v > step.threshold)))
             }
             NodeKind::Oblique => self.follow_oblique(step, node, x),
@@ -66,13 +95,13 @@ impl Tree {
 
     /// [`Tree::follow`] for an oblique node.
     #[inline(never)]
-    fn follow_oblique(&self, step: &Step, node: usize, x: &[f64]) -> Option<usize> {
+    fn follow_oblique<T: Cell>(&self, step: &Step, node: usize, x: &[T]) -> Option<usize> {
         let s = self.oblique_test(node)?.evaluate(x);
         (!s.is_nan()).then(|| self.children[step.first_child + usize::from(s > 0.0)])
     }
 
     /// Calls `visit` on every node of `x`'s path from the root; returns the node where it stops.
-    pub fn walk(&self, x: &[f64], mut visit: impl FnMut(usize)) -> usize {
+    pub fn walk<T: Cell>(&self, x: &[T], mut visit: impl FnMut(usize)) -> usize {
         let mut node = 0;
         visit(node);
         while let Some(child) = self.next(node, x) {
@@ -101,13 +130,13 @@ impl Tree {
 
     /// The rows of a row-major `n_rows x n_features` matrix (each empty when the tree reads no
     /// feature: the matrix alone could not tell how many rows it has).
-    fn rows<'a>(&self, x: &'a [f64], n_rows: usize) -> impl Iterator<Item = &'a [f64]> {
+    fn rows<'a, T>(&self, x: &'a [T], n_rows: usize) -> impl Iterator<Item = &'a [T]> {
         let width = self.n_features();
         (0..n_rows).map(move |r| x.get(r * width..(r + 1) * width).unwrap_or(&[]))
     }
 
     /// Routes every row of a row-major `n_rows x n_features` matrix: [`Tree::route`] of each.
-    pub fn route_rows(&self, x: &[f64], n_rows: usize) -> (Vec<usize>, Vec<usize>) {
+    pub fn route_rows<T: Cell>(&self, x: &[T], n_rows: usize) -> (Vec<usize>, Vec<usize>) {
         // Each node's routing facts in one record, read once per node a row passes: looking
         // them up in five arrays at every step took most of a route.
         let steps: Vec<Step> = (0..self.n_nodes())
@@ -139,7 +168,7 @@ impl Tree {
 
     /// Decision paths of every row of a row-major `n_rows x n_features` matrix in CSR form:
     /// `(indptr, node indices)`.
-    pub fn decision_paths(&self, x: &[f64], n_rows: usize) -> (Vec<usize>, Vec<usize>) {
+    pub fn decision_paths<T: Cell>(&self, x: &[T], n_rows: usize) -> (Vec<usize>, Vec<usize>) {
         let mut indptr = vec![0];
         let mut nodes = Vec::new();
         for row in self.rows(x, n_rows) {

@@ -176,8 +176,8 @@ fn a_leaf_without_features_routes_every_row() {
     }
     .build()
     .expect("valid");
-    assert_eq!(t.route_rows(&[], 3), (vec![0; 3], vec![0; 3]));
-    assert_eq!(t.decision_paths(&[], 2), (vec![0, 1, 2], vec![0, 0]));
+    assert_eq!(t.route_rows::<f64>(&[], 3), (vec![0; 3], vec![0; 3]));
+    assert_eq!(t.decision_paths::<f64>(&[], 2), (vec![0, 1, 2], vec![0, 0]));
 }
 
 #[test]
@@ -228,4 +228,24 @@ fn detached_cycles_are_rejected() {
     };
     let msg = Tree::new(a).expect_err("detached cycle").to_string();
     assert!(msg.contains("not reachable from the root"), "{msg}");
+}
+
+/// Codes in one or two bytes route as the same numbers in float64 do: category, threshold and
+/// oblique nodes, an unseen category (3) stopping at the root, paths included.
+#[test]
+fn byte_codes_route_as_their_floats() {
+    let t = sample();
+    let mut word = crate::oracle::xorshift(5);
+    let small: Vec<u8> = (0..2 * 300).map(|_| (word() % 5) as u8).collect();
+    let floats: Vec<f64> = small.iter().map(|&c| f64::from(c)).collect();
+    let wide: Vec<u16> = small.iter().map(|&c| u16::from(c)).collect();
+    let expected = t.route_rows(&floats, 300);
+    assert_eq!(t.route_rows(&small, 300), expected);
+    assert_eq!(t.route_rows(&wide, 300), expected);
+    assert_eq!(
+        t.decision_paths(&small, 300),
+        t.decision_paths(&floats, 300)
+    );
+    assert!(expected.0.contains(&0), "some row stops at the root");
+    assert!(expected.0.contains(&6), "some row passes the oblique test");
 }
