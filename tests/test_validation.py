@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse
 from sklearn.exceptions import DataConversionWarning
 
-from optitree import BranchesClassifier, _validation
+from optitree import BranchesClassifier, _core, _validation
 from optitree._validation import (
     DataTypeError,
     EncodedInput,
@@ -787,6 +787,20 @@ def test_trees_route_byte_codes_as_their_floats():
         np.testing.assert_array_equal(tree.apply(codes), tree.apply(floats))
         np.testing.assert_array_equal(tree.predict(codes), tree.predict(floats))
         assert (tree.decision_path(codes) != tree.decision_path(floats)).nnz == 0
+    with pytest.raises(TypeError, match="float64, uint8 or uint16"):
+        _core.tree_route(tree, X)  # int64: callers convert first
+
+
+def test_a_fit_on_two_byte_codes_rescores_its_tree():
+    # 300 labels in a column: the encoder's codes are uint16, and the fit re-scores on them
+    # (a mismatch with the search's objective raises).
+    rng = np.random.default_rng(4)
+    X = np.column_stack([np.arange(600) % 300, rng.integers(0, 2, size=600)])
+    y = (X[:, 0] % 7 < 3) ^ (X[:, 1] == 1)
+    assert encode_fit(X, categorical=[0, 1]).X.dtype == np.uint16
+    clf = BranchesClassifier(penalty=0.01, max_depth=2, categorical="all").fit(X, y)
+    assert clf.status_ == "optimal"
+    assert clf.objective_ == pytest.approx(clf.score(X, y) - 0.01 * clf.get_n_splits())
 
 
 def test_integer_matrix_fast_path_handles_extremes():

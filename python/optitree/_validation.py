@@ -2,9 +2,10 @@
 
 This module is the single door through which data enter optitree. It turns
 what the user passes (numpy arrays, nested lists, pandas DataFrames) into one
-float64 matrix plus a per-column encoding schema, and it checks labels and
-sample weights. Estimators and the transformers in :mod:`optitree.preprocessing`
-call it; nothing here touches the compiled core.
+matrix (float64, or the codes of integer categorical data in one or two bytes)
+plus a per-column encoding schema, and it checks labels and sample weights.
+Estimators and the transformers in :mod:`optitree.preprocessing` call it; the
+compiled core counts integer codes for it.
 
 Column kinds
 ------------
@@ -96,10 +97,11 @@ class EncodedInput:
     ----------
     X : ndarray of shape (n_rows, n_features), C-contiguous
         Numeric columns hold their values; categorical columns hold the codes
-        ``0 .. C-1`` of their labels. float64, except for an integer matrix
-        whose columns are all categorical: then its codes in uint8 when every
-        column has at most 256 labels (uint16 up to 65,536), the bytes the
-        searches read.
+        ``0 .. C-1`` of their labels. float64; but an integer numpy array
+        whose columns are all categorical and counted in the core (each
+        column's values within max(4,096, n_rows) of one another) may give its
+        codes in uint8 (at most 256 labels a column) or uint16 (at most
+        65,536), the bytes the searches read.
     feature_names : list of str
         DataFrame column names converted with ``str``; ``"x0", "x1", ...`` for
         arrays and lists.
@@ -616,7 +618,7 @@ def _resolve_categorical(categorical, names: list[str]) -> list[bool]:
 
 
 def encode_fit(X, *, categorical=None, allow_nan: bool = False) -> EncodedInput:
-    """Validate training data and encode it as one float64 matrix.
+    """Validate training data and encode it as one matrix (see :class:`EncodedInput`).
 
     Parameters
     ----------

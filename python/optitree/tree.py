@@ -400,7 +400,11 @@ class Tree:
                 cats = self.categories or [None] * self.n_features
                 read = set(self.used_features().tolist())
                 return encode_predict(X, names, cats, warn_columns=read)
-        if isinstance(X, np.ndarray) and X.dtype in (np.uint8, np.uint16):
+        if (
+            isinstance(X, np.ndarray)
+            and X.dtype in (np.uint8, np.uint16)
+            and X.flags.aligned  # the core reads cells in place
+        ):
             arr = X  # codes (a fit's own, or the caller's), read as they are: no float64 copy
         else:
             try:

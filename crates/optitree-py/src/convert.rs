@@ -88,9 +88,10 @@ pub fn matrix_for<'a, T: numpy::Element + Copy>(
             tree.n_features()
         ))));
     }
+    // `as_slice` also takes a column-major array, whose slice is not row-major.
     Ok(match x.as_slice() {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => Cow::Owned(x.as_array().iter().copied().collect()),
+        Ok(s) if x.is_c_contiguous() => Cow::Borrowed(s),
+        _ => Cow::Owned(x.as_array().iter().copied().collect()),
     })
 }
 

@@ -82,8 +82,8 @@ impl Plan {
         self.labels.iter().map(Vec::len).max().unwrap_or(0)
     }
 
-    /// The row-major codes of `rows` (the rows the plan was made from) in `C`; None when some
-    /// column has more labels than `C` holds.
+    /// The row-major codes of `rows`, which must be the rows the plan was made from, in `C`;
+    /// None when some column has more labels than `C` holds.
     pub fn codes<'a, C: Code>(
         &self,
         rows: impl ExactSizeIterator<Item = &'a [i64]>,
@@ -96,7 +96,10 @@ impl Plan {
             Rule::Offsets(lowest) => {
                 for row in rows {
                     let offsets = row.iter().zip(lowest);
-                    codes.extend(offsets.map(|(&c, &low)| C::from_rank((c - low) as u32)));
+                    codes.extend(offsets.map(|(&c, &low)| {
+                        debug_assert!((c - low) as u64 <= C::LABELS, "not the plan's rows");
+                        C::from_rank((c - low) as u32)
+                    }));
                 }
             }
             Rule::Ranks { base, rank } => {
@@ -229,6 +232,7 @@ pub fn codes_under_labels<'a>(
     max_slots: usize,
 ) -> Option<Vec<f64>> {
     let n_cols = labels.len();
+    let max_slots = max_slots.min(1 << 32); // each offset then fits, exactly, in usize
     let mut low = Vec::with_capacity(n_cols);
     let mut start = vec![0usize];
     for column in labels {
@@ -243,7 +247,7 @@ pub fn codes_under_labels<'a>(
     let mut table = vec![-1.0; start[n_cols]];
     for (j, column) in labels.iter().enumerate() {
         for (code, &label) in column.iter().enumerate() {
-            table[start[j] + (label - low[j]) as usize] = code as f64;
+            table[start[j] + label.wrapping_sub(low[j]) as usize] = code as f64;
         }
     }
     let width: Vec<u64> = start.windows(2).map(|w| (w[1] - w[0]) as u64).collect();
