@@ -700,11 +700,15 @@ def _integer_matrix_codes(array: np.ndarray) -> tuple[np.ndarray, list] | None:
         return None
     if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
         return None
-    # The core reads rows of adjacent int64 cells in place (a C-ordered matrix, or a column
-    # slice of one such as data[:, :-1]); numpy copies any other layout faster than it would.
+    return _core.factorize_int_columns(_int64_rows(array), max(4096, array.shape[0]))
+
+
+def _int64_rows(array: np.ndarray) -> np.ndarray:
+    """``array`` as the core reads integer matrices: rows of adjacent int64 cells, read in place
+    (a C-ordered matrix, or a column slice of one such as ``data[:, :-1]``); numpy copies any
+    other layout faster than the core would."""
     adjacent = array.dtype == np.int64 and array.strides[1] == 8 and array.flags.aligned
-    cells = array if adjacent else np.ascontiguousarray(array, dtype=np.int64)
-    return _core.factorize_int_columns(cells, max(4096, array.shape[0]))
+    return array if adjacent else np.ascontiguousarray(array, dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------
@@ -974,12 +978,8 @@ def _integer_codes(table: _Table, columns: list, categories: list) -> np.ndarray
         return None
     if not integers(cells.dtype):
         return None
-    # The core reads rows of adjacent int64 cells in place (as for factorisation).
-    adjacent = cells.dtype == np.int64 and cells.strides[1] == 8 and cells.flags.aligned
-    cells = cells if adjacent else np.ascontiguousarray(cells, dtype=np.int64)
-    return _core.codes_under_labels(
-        cells, [list(map(int, labels)) for labels in categories], 1 << 20
-    )
+    labels = [list(map(int, labels)) for labels in categories]
+    return _core.codes_under_labels(_int64_rows(cells), labels, 1 << 20)
 
 
 def encode_predict(

@@ -124,6 +124,43 @@ impl<'py> RouteMatrix<'py> {
             "X must be a 2-D float64, uint8 or uint16 numpy array",
         ))
     }
+
+    /// The tree's routes (`Walk::Route`: each row's reached and predicting node) or decision
+    /// paths (`Walk::Paths`, CSR) of the rows, with the GIL released.
+    pub fn walk(&self, py: Python<'_>, tree: &Tree, walk: Walk) -> PyResult<NodeLists> {
+        match self {
+            RouteMatrix::F64(x) => walk_rows(py, tree, x, walk),
+            RouteMatrix::U8(x) => walk_rows(py, tree, x, walk),
+            RouteMatrix::U16(x) => walk_rows(py, tree, x, walk),
+        }
+    }
+}
+
+/// What [`RouteMatrix::walk`] gives.
+#[derive(Clone, Copy)]
+pub enum Walk {
+    /// [`Tree::route_rows`].
+    Route,
+    /// [`Tree::decision_paths`].
+    Paths,
+}
+
+/// Two lists of node indices (per row, or CSR offsets and nodes).
+pub type NodeLists = (Vec<usize>, Vec<usize>);
+
+/// [`RouteMatrix::walk`] for one cell type.
+fn walk_rows<T: optitree_core::tree::Cell + numpy::Element + Sync>(
+    py: Python<'_>,
+    tree: &Tree,
+    x: &PyReadonlyArray2<'_, T>,
+    walk: Walk,
+) -> PyResult<NodeLists> {
+    let rows = matrix_for(tree, x)?;
+    let n_rows = x.as_array().nrows();
+    Ok(py.detach(|| match walk {
+        Walk::Route => tree.route_rows(rows.as_ref(), n_rows),
+        Walk::Paths => tree.decision_paths(rows.as_ref(), n_rows),
+    }))
 }
 
 /// Node indices as an int64 numpy array.

@@ -37,12 +37,6 @@ pub struct SubsetCounter {
     avx512: bool,
 }
 
-/// Whether the processor has AVX2 (most without AVX-512 do).
-#[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::is_x86_feature_detected!("avx2")
-}
-
 /// Non-empty words from which the vector popcount pays for its set-up.
 #[cfg(target_arch = "x86_64")]
 const WIDE_WORDS: usize = 16;
@@ -93,7 +87,7 @@ impl SubsetCounter {
         #[cfg(target_arch = "x86_64")]
         let avx512 = super::popcount::has_vector_popcount();
         #[cfg(target_arch = "x86_64")]
-        if self.len >= WIDE_WORDS && (avx512 || has_avx2()) {
+        if self.len >= WIDE_WORDS && (avx512 || super::popcount::has_avx2()) {
             for &i in &self.index {
                 match self.runs.last_mut() {
                     Some((first, len)) if *first + *len == i => *len += 1,
@@ -270,7 +264,7 @@ mod tests {
         let rows = Bitset::from_indices(n, stretches);
         let counter = SubsetCounter::new(&data, &rows);
         #[cfg(target_arch = "x86_64")]
-        if super::super::popcount::has_vector_popcount() || has_avx2() {
+        if super::super::popcount::has_vector_popcount() || super::super::popcount::has_avx2() {
             assert!(counter.wide);
             assert_eq!(counter.runs, vec![(3, 20), (40, 20)]);
         }

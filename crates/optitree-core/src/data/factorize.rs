@@ -2,16 +2,6 @@
 //! categorical data are small integer codes, and counting them is one linear pass where sorting
 //! is not.
 
-/// Codes and labels of integer columns: `codes[r * n_cols + j]` is the rank of cell (r, j) among
-/// the distinct values of column j (in increasing order), and `labels[j]` lists those values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Factorized<C = u32> {
-    /// Row-major codes, one per cell.
-    pub codes: Vec<C>,
-    /// Distinct values of each column, increasing.
-    pub labels: Vec<Vec<i64>>,
-}
-
 /// A number type codes are written in: the narrowest that holds every rank spares the encoder
 /// a cast and most of the memory (mushroom's codes as bytes: 0.95 MB, as floats 7.6 MB).
 pub trait Code: Copy {
@@ -72,11 +62,6 @@ enum Rule {
 }
 
 impl Plan {
-    /// Distinct values of each column, increasing.
-    pub fn labels(&self) -> &[Vec<i64>] {
-        &self.labels
-    }
-
     /// The most labels a column has.
     pub fn most_labels(&self) -> usize {
         self.labels.iter().map(Vec::len).max().unwrap_or(0)
@@ -120,20 +105,6 @@ impl Plan {
     pub fn into_labels(self) -> Vec<Vec<i64>> {
         self.labels
     }
-}
-
-/// [`plan_factorization`], then [`Plan::codes`] in `C`; None when either gives None.
-pub fn factorize_rows<'a, C: Code>(
-    rows: impl ExactSizeIterator<Item = &'a [i64]> + Clone,
-    n_cols: usize,
-    max_span: u64,
-) -> Option<Factorized<C>> {
-    let plan = plan_factorization(rows.clone(), n_cols, max_span)?;
-    let codes = plan.codes(rows)?;
-    Some(Factorized {
-        codes,
-        labels: plan.into_labels(),
-    })
 }
 
 /// Factorises a matrix given row by row (each row `n_cols` cells long) column by column: every
@@ -385,6 +356,27 @@ fn bases(start: &[usize], low: &[i64]) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Codes (`codes[r * n_cols + j]`, row-major) and labels of integer columns.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Factorized<C> {
+        codes: Vec<C>,
+        labels: Vec<Vec<i64>>,
+    }
+
+    /// [`plan_factorization`], then [`Plan::codes`] in `C`; None when either gives None.
+    fn factorize_rows<'a, C: Code>(
+        rows: impl ExactSizeIterator<Item = &'a [i64]> + Clone,
+        n_cols: usize,
+        max_span: u64,
+    ) -> Option<Factorized<C>> {
+        let plan = plan_factorization(rows.clone(), n_cols, max_span)?;
+        let codes = plan.codes(rows)?;
+        Some(Factorized {
+            codes,
+            labels: plan.into_labels(),
+        })
+    }
 
     /// [`factorize_rows`] of a row-major matrix of `n_cols` columns, read in place.
     fn factorize_matrix<C: Code>(

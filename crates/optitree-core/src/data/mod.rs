@@ -11,6 +11,4 @@ pub use counter::SubsetCounter;
 pub use dataset::{
     codes_of_columns, column_major_codes, transpose_bytes, Codes, Column, Dataset, Table,
 };
-pub use factorize::{
-    codes_under_labels, factorize_rows, plan_factorization, Code, Factorized, Plan,
-};
+pub use factorize::{codes_under_labels, plan_factorization, Code, Plan};

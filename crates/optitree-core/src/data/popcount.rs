@@ -21,6 +21,14 @@ pub fn has_vector_popcount() -> bool {
     }
 }
 
+/// Whether this processor has AVX2 (most without AVX-512 do), for the vector builds that count
+/// bits by table lookups.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
 /// Defines a public function whose body is compiled three times, portably, for AVX-512's
 /// vector popcount and for AVX2, and which runs the best the processor has when the first
 /// argument spans at least [`WIDE_WORDS`] words.
@@ -41,16 +49,17 @@ macro_rules! vectorised {
                 portable($first $(, $arg)*)
             }
             #[cfg(target_arch = "x86_64")]
-            if $first.len() >= WIDE_WORDS && has_vector_popcount() {
-                #[allow(unsafe_code)]
-                // SAFETY: the processor has the features `wide` is compiled for (checked above).
-                return unsafe { wide($first $(, $arg)*) };
-            }
-            #[cfg(target_arch = "x86_64")]
-            if $first.len() >= WIDE_WORDS && std::is_x86_feature_detected!("avx2") {
-                #[allow(unsafe_code)]
-                // SAFETY: the processor has the features `avx2` is compiled for (checked above).
-                return unsafe { avx2($first $(, $arg)*) };
+            if $first.len() >= WIDE_WORDS {
+                if has_vector_popcount() {
+                    #[allow(unsafe_code)]
+                    // SAFETY: the processor has the features `wide` is compiled for (checked).
+                    return unsafe { wide($first $(, $arg)*) };
+                }
+                if has_avx2() {
+                    #[allow(unsafe_code)]
+                    // SAFETY: the processor has the features `avx2` is compiled for (checked).
+                    return unsafe { avx2($first $(, $arg)*) };
+                }
             }
             portable($first $(, $arg)*)
         }
