@@ -30,6 +30,7 @@ pub use super::splits::{Slot, Splits};
 use super::tables::TableCache;
 
 mod depth_two;
+mod pair_counts;
 
 /// Index of a node in the arena.
 pub type NodeId = u32;
@@ -40,6 +41,10 @@ pub const NONE: u32 = u32::MAX;
 /// with it instead of 816 (100 ms instead of 123), but kr-vs-kp (73) gained 1% of its
 /// expansions and took 8% longer, tic-tac-toe (27) 6% and monk2 (17) 20%.
 const SIMILAR_FEATURES: usize = 100;
+/// The same with a depth limit, where bounds fall faster: zoo (36 features) at depth 4 takes
+/// a third less time with it and lymph (59) half, but it cost tic-tac-toe (27) at depth 6 9%
+/// (1% fewer expansions), monk2-f (11) at depth 9 12%, balance (20) and careval (21) 2-8%.
+pub(super) const SIMILAR_FEATURES_LIMITED: usize = 32;
 /// The incumbent of a node solved outright with two levels of depth left (see
 /// [`Graph::depth_two_tree`]; its `top` then indexes the tree's record).
 const DEPTH_TWO: u32 = NONE - 1;
@@ -201,6 +206,8 @@ pub struct Scratch<S> {
     best_picks: Vec<u32>,
     /// The counts of the children solved so far in this solve (`depth_two`).
     pairs: depth_two::Pairs,
+    /// The pair counts of a solve that reads its splits off them (`pair_counts`).
+    pair_counts: pair_counts::PairCounts,
     /// The children an expansion makes nodes of: split index, value, index in `flat` and key
     /// hash.
     wanted: Vec<(u32, u32, u32, u64)>,
@@ -244,6 +251,7 @@ impl<S> Scratch<S> {
             + of(&self.picks)
             + of(&self.best_picks)
             + self.pairs.heap_bytes()
+            + self.pair_counts.heap_bytes()
             + of(&self.wanted)
             + of(&self.candidates)
             + of(&self.flat)
@@ -274,6 +282,7 @@ impl<S> Default for Scratch<S> {
             picks: Vec::new(),
             best_picks: Vec::new(),
             pairs: depth_two::Pairs::default(),
+            pair_counts: pair_counts::PairCounts::default(),
             wanted: Vec::new(),
             candidates: Vec::new(),
             flat: Vec::new(),
@@ -915,14 +924,16 @@ impl<'d, S: Score> Graph<'d, S> {
     /// weight in the parent's counts less its feature value's weight in `child`'s counts (both
     /// cached at their expansions). Where depth is limited, an expanded child's bound falls far
     /// below its weight, and a sibling sharing most of its rows inherits that: kr-vs-kp at
-    /// depth 4 expands 40% fewer nodes. Without a depth limit bounds fall slowly, and the
-    /// bound paid for itself only on many features (see [`SIMILAR_FEATURES`]). Needs no
+    /// depth 4 expands 40% fewer nodes. It pays for its updates only on many features, fewer
+    /// with a depth limit than without, where bounds fall slowly (see [`SIMILAR_FEATURES`]
+    /// and [`SIMILAR_FEATURES_LIMITED`]). Needs no
     /// minimum leaf size (`X ∩ Y` alone could leave a leaf too small).
     pub fn bound_from_child(&mut self, parent: NodeId, child: NodeId) {
-        let unlimited = self.limits.max_depth.is_none();
-        if self.limits.min_samples_leaf > 1
-            || (unlimited && self.data.n_features() < SIMILAR_FEATURES)
-        {
+        let fewest = match self.limits.max_depth {
+            None => SIMILAR_FEATURES,
+            Some(_) => SIMILAR_FEATURES_LIMITED,
+        };
+        if self.limits.min_samples_leaf > 1 || self.data.n_features() < fewest {
             return;
         }
         let mut updates = std::mem::take(&mut self.chain_updates);

@@ -208,10 +208,11 @@ proptest! {
 
 /// Siblings bound one another once one is expanded (see `Graph::bound_from_child`), and nodes
 /// with two levels left are solved outright (`depth_two`): both fire on correlated features at
-/// limited depth, and the optimum is the oracle's.
+/// limited depth, and the optimum is the oracle's. The sibling bound waits for
+/// `SIMILAR_FEATURES_LIMITED` features: constant ones pad the six that split.
 #[test]
 fn expanded_children_bound_their_siblings() {
-    let (n, d) = (400, 6);
+    let (n, d) = (400, graph::SIMILAR_FEATURES_LIMITED);
     let mut inst = oracle::random_instance(n, d, 2, 2, 5);
     for r in 0..n {
         // Features 1-3 copy feature 0 on most rows, so the children they make overlap.
@@ -220,9 +221,30 @@ fn expanded_children_bound_their_siblings() {
                 inst.codes[r * d + f] = inst.codes[r * d];
             }
         }
+        inst.codes[r * d + 6..(r + 1) * d].fill(0);
         let row = &inst.codes[r * d..(r + 1) * d];
         inst.labels[r] = (row[0] ^ row[4] ^ u32::from(r % 5 == 0)) & (row[5] | row[1]);
     }
+    let narrow = oracle::Instance {
+        n_rows: n,
+        n_features: 6,
+        codes: (inst.codes.chunks(d))
+            .flat_map(|row| row[..6].to_vec())
+            .collect(),
+        labels: inst.labels.clone(),
+    };
+    let narrow_out = solve(
+        dataset(&narrow, None),
+        &config(1, 1000, Some(3), 1),
+        &Budget::unlimited(),
+        None,
+    )
+    .expect("solves");
+    assert_eq!(
+        narrow_out.stats.get("similarity_bounds"),
+        Some(StatValue::Count(0)),
+        "six features bound no siblings"
+    );
     let weights = vec![1; n];
     let (mut fired, mut solved) = (0, 0);
     for depth in 2..4 {

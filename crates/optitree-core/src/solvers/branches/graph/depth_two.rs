@@ -111,10 +111,22 @@ impl<S: Score> Graph<'_, S> {
             return false;
         }
         let totals = self.class_totals(&rows);
-        scratch.counter.reset(self.data, &rows);
+        let words = rows.words().iter().filter(|&&w| w != 0).count();
+        scratch.similar = self.limits.min_samples_leaf <= 1
+            && (words >= SIMILAR_WORDS || pool.len() >= SIMILAR_FEATURES);
+        let by_pairs = self.solves_by_pairs(&pool, scratch.similar);
+        scratch.pairs.on = !by_pairs && words >= PAIR_WORDS;
         let mut table = std::mem::take(&mut scratch.table);
-        self.count_table(&rows, &scratch.counter, &totals, &pool, &mut table);
-        let (best, root) = self.best_of_depth_two(&rows, &table, &totals, &pool, &mut scratch);
+        if by_pairs {
+            let pairs = &mut scratch.pair_counts;
+            self.counting_work += pairs.count(self.data, &rows, &pool, &totals);
+            pairs.fill_table(&pool, &self.offsets, &mut table);
+        } else {
+            scratch.counter.reset(self.data, &rows);
+            self.count_table(&rows, &scratch.counter, &totals, &pool, &mut table);
+        }
+        let (best, root) =
+            self.best_of_depth_two(&rows, &table, &totals, &pool, by_pairs, &mut scratch);
         let picks = &scratch.best_picks;
         let node = &mut self.nodes[id as usize];
         node.tightened = true;
@@ -148,6 +160,7 @@ impl<S: Score> Graph<'_, S> {
         table: &[u64],
         totals: &[u64],
         pool: &[u32],
+        by_pairs: bool,
         scratch: &mut Scratch<S>,
     ) -> (S, u32) {
         let k = self.data.n_classes();
@@ -179,10 +192,6 @@ impl<S: Score> Graph<'_, S> {
             }
             scratch.ranked.push((bound - cost, f));
         }
-        let words = rows.words().iter().filter(|&&w| w != 0).count();
-        scratch.similar = self.limits.min_samples_leaf <= 1
-            && (words >= SIMILAR_WORDS || pool.len() >= SIMILAR_FEATURES);
-        scratch.pairs.on = words >= PAIR_WORDS;
         if scratch.pairs.on {
             scratch.pairs.clear(pool, self.data.n_features());
         }
@@ -207,8 +216,14 @@ impl<S: Score> Graph<'_, S> {
                 continue;
             }
             scratch.later = i + 1;
-            if let Some(value) = self.split_of_depth_two(rows, table, pool, f, bound, best, scratch)
-            {
+            let value = match by_pairs {
+                true => {
+                    let pairs = &mut scratch.pair_counts;
+                    self.split_by_pairs(pairs, pool, f, best, &mut scratch.picks)
+                }
+                false => self.split_of_depth_two(rows, table, pool, f, bound, best, scratch),
+            };
+            if let Some(value) = value {
                 (best, root) = (value, f);
                 std::mem::swap(&mut scratch.best_picks, &mut scratch.picks);
             }
