@@ -587,3 +587,57 @@ fn chains_bound_many_thresholds() {
     assert_eq!(value(&told), value(&plain));
     assert!(matches!(told.stats.get("chain_bounds"), Some(StatValue::Count(c)) if c > 0));
 }
+
+/// Depth-two solves of unweighted binary data with two classes read pair counts
+/// (`graph/pair_counts.rs`); weights, even all ones, keep them on tables. Both must find the
+/// same trees, feature for feature, and the oracle's optimum.
+#[test]
+fn pair_counts_and_tables_solve_alike() {
+    let mut solved_by_pairs = 0;
+    for seed in 0..300u64 {
+        let n = 2 + (seed as usize * 37) % 200;
+        let d = 1 + (seed as usize) % 7;
+        let mut inst = oracle::random_instance(n, d, 2, 2, seed + 11);
+        for r in 0..n {
+            // A label that some depth-two tree mostly explains, with noise.
+            let row = &inst.codes[r * d..(r + 1) * d];
+            let clean = (row[0] ^ row[d / 2]) | row[d - 1];
+            if ((r as u64 * 2654435761) ^ seed) % 7 != 0 {
+                inst.labels[r] = clean;
+            }
+        }
+        let lambda = [(0, 1), (1, 1000), (1, 100), (1, 20)][seed as usize % 4];
+        let depth = Some(2 + (seed % 3) as u32);
+        let min_leaf = 1 + seed % 3;
+        let config = config(lambda.0, lambda.1, depth, min_leaf);
+        let ones = vec![1; n];
+        let by_pairs =
+            solve(dataset(&inst, None), &config, &Budget::unlimited(), None).expect("solves");
+        let by_tables = solve(
+            dataset(&inst, Some(&ones)),
+            &config,
+            &Budget::unlimited(),
+            None,
+        )
+        .expect("solves");
+        let features = |t: &Tree| (0..t.n_nodes()).map(|i| t.feature(i)).collect::<Vec<_>>();
+        assert_eq!(
+            features(&by_pairs.solution.tree),
+            features(&by_tables.solution.tree),
+            "seed {seed}"
+        );
+        let best = oracle::best_sparse_tree(&inst, &ones, lambda, depth, min_leaf);
+        assert_eq!(
+            (by_pairs.solution.correct, by_pairs.solution.splits),
+            best,
+            "seed {seed}"
+        );
+        if let Some(StatValue::Count(c)) = by_pairs.stats.get("depth_two_solves") {
+            solved_by_pairs += c;
+        }
+    }
+    assert!(
+        solved_by_pairs > 100,
+        "few depth-two solves: {solved_by_pairs}"
+    );
+}

@@ -20,7 +20,11 @@ const MOST_WORK: u64 = 1 << 26;
 /// solving a child on few rows, and few features rarely bound one another: tic-tac-toe (27
 /// features, small nodes) at depth 6 took 10% longer with it, monk2 and balance 5-10%;
 /// mushroom (117 features) at depth 3 takes 20% less, kr-vs-kp (73) at depth 4 15% less, and
-/// wine's 1,200 thresholds at depth 3 take 0.66 s instead of 4.1 s.
+/// wine's 1,200 thresholds at depth 3 take 0.66 s instead of 4.1 s. Binary features of two
+/// classes are solved from pair counts below `SIMILAR_FEATURES` whatever the rows
+/// (`pair_counts`: kr-vs-kp's nodes, 50 words and fewer than 64 features left, at depth 4 in
+/// 10.5 ms instead of 15.3); at or above it the bounds skip more splits than pairs save
+/// (mushroom-f at depth 3 took 10% longer with pairs of up to 80 features).
 const SIMILAR_WORDS: usize = 16;
 const SIMILAR_FEATURES: usize = 64;
 
@@ -112,9 +116,13 @@ impl<S: Score> Graph<'_, S> {
         }
         let totals = self.class_totals(&rows);
         let words = rows.words().iter().filter(|&&w| w != 0).count();
-        scratch.similar = self.limits.min_samples_leaf <= 1
+        // Splits bound one another where many features rank them, and pairs of few features
+        // are cheaper to count than any bound (see `pair_counts`).
+        let rank_by_siblings = self.limits.min_samples_leaf <= 1 && pool.len() >= SIMILAR_FEATURES;
+        let by_pairs = !rank_by_siblings && self.can_solve_by_pairs(&pool);
+        scratch.similar = !by_pairs
+            && self.limits.min_samples_leaf <= 1
             && (words >= SIMILAR_WORDS || pool.len() >= SIMILAR_FEATURES);
-        let by_pairs = self.solves_by_pairs(&pool, scratch.similar);
         scratch.pairs.on = !by_pairs && words >= PAIR_WORDS;
         let mut table = std::mem::take(&mut scratch.table);
         if by_pairs {
@@ -181,9 +189,12 @@ impl<S: Score> Graph<'_, S> {
             let Some((bound, as_leaves)) = self.split_sums(cells, 1) else {
                 continue;
             };
-            for (v, cell) in cells.chunks_exact(k + 1).enumerate() {
-                let child = self.summary(&cell[..k]);
-                scratch.child_ubs[range.start / (k + 1) + v] = self.summary_bounds(&child, 1).0;
+            // (Read only by the splits solved from tables.)
+            if !by_pairs {
+                for (v, cell) in cells.chunks_exact(k + 1).enumerate() {
+                    let child = self.summary(&cell[..k]);
+                    scratch.child_ubs[range.start / (k + 1) + v] = self.summary_bounds(&child, 1).0;
+                }
             }
             if as_leaves - cost > best {
                 (best, root) = (as_leaves - cost, f);
@@ -204,24 +215,23 @@ impl<S: Score> Graph<'_, S> {
             if first_bound <= best {
                 break;
             }
-            // The children's bounds, lowered since by the splits solved before (see below).
-            let at = self.offsets[f as usize] / (k + 1);
-            let n_values = self.data.n_values(f as usize);
-            let bound = scratch.child_ubs[at..at + n_values]
-                .iter()
-                .copied()
-                .sum::<S>()
-                - cost;
-            if bound <= best {
-                continue;
-            }
-            scratch.later = i + 1;
-            let value = match by_pairs {
-                true => {
-                    let pairs = &mut scratch.pair_counts;
-                    self.split_by_pairs(pairs, pool, f, best, &mut scratch.picks)
+            let value = if by_pairs {
+                let pairs = &mut scratch.pair_counts;
+                self.split_by_pairs(pairs, pool, f, best, &mut scratch.picks)
+            } else {
+                // The children's bounds, lowered since by the splits solved before (see below).
+                let at = self.offsets[f as usize] / (k + 1);
+                let n_values = self.data.n_values(f as usize);
+                let bound = scratch.child_ubs[at..at + n_values]
+                    .iter()
+                    .copied()
+                    .sum::<S>()
+                    - cost;
+                if bound <= best {
+                    continue;
                 }
-                false => self.split_of_depth_two(rows, table, pool, f, bound, best, scratch),
+                scratch.later = i + 1;
+                self.split_of_depth_two(rows, table, pool, f, bound, best, scratch)
             };
             if let Some(value) = value {
                 (best, root) = (value, f);
