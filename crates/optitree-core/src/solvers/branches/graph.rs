@@ -41,9 +41,10 @@ pub const NONE: u32 = u32::MAX;
 /// with it instead of 816 (100 ms instead of 123), but kr-vs-kp (73) gained 1% of its
 /// expansions and took 8% longer, tic-tac-toe (27) 6% and monk2 (17) 20%.
 const SIMILAR_FEATURES: usize = 100;
-/// The same with a depth limit, where bounds fall faster: zoo (36 features) at depth 4 takes
+/// The same with a depth limit, where bounds fall faster: zoo (36 columns) at depth 4 takes
 /// a third less time with it and lymph (59) half, but it cost tic-tac-toe (27) at depth 6 9%
 /// (1% fewer expansions), monk2-f (11) at depth 9 12%, balance (20) and careval (21) 2-8%.
+/// Columns, not distinct splits: zoo's 36 columns make 21, as many as careval's 21.
 pub(super) const SIMILAR_FEATURES_LIMITED: usize = 32;
 /// The incumbent of a node solved outright with two levels of depth left (see
 /// [`Graph::depth_two_tree`]; its `top` then indexes the tree's record).
@@ -618,7 +619,10 @@ impl<'d, S: Score> Graph<'d, S> {
         // (A node solved outright holds three tables: its own, a child's and the heaviest
         // child's, with a bound per child of its splits, a ranked split per feature and a
         // record of a feature per value.)
-        let working = self.scratch.bytes() + 3 * table * 8 + new_nodes * per_child;
+        // A solve from pairs holds its features' rows (at most `SIMILAR_FEATURES` of them) and
+        // a count per pair of them.
+        let pair_solve = depth_two::SIMILAR_FEATURES * (rows + 8 * depth_two::SIMILAR_FEATURES);
+        let working = self.scratch.bytes() + 3 * table * 8 + new_nodes * per_child + pair_solve;
         self.bytes
             + rows
             + records

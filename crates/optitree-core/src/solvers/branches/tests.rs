@@ -640,4 +640,38 @@ fn pair_counts_and_tables_solve_alike() {
         solved_by_pairs > 100,
         "few depth-two solves: {solved_by_pairs}"
     );
+    // Rows over 16 words: the table solve then bounds splits by their solved siblings and
+    // reuses those siblings' counts, paths the small instances above never take.
+    for seed in 0..4u64 {
+        let (n, d) = (1100, 40);
+        let mut inst = oracle::random_instance(n, d, 2, 2, seed + 101);
+        for r in 0..n {
+            let row = &inst.codes[r * d..(r + 1) * d];
+            if (r as u64 + seed) % 5 != 0 {
+                inst.labels[r] = (row[3] & row[17]) | row[29];
+            }
+        }
+        let (depth, min_leaf) = (Some(2 + (seed % 2) as u32), 1 + seed / 2);
+        let config = config(1, 1000, depth, min_leaf);
+        let ones = vec![1; n];
+        let by_pairs =
+            solve(dataset(&inst, None), &config, &Budget::unlimited(), None).expect("solves");
+        let by_tables = solve(
+            dataset(&inst, Some(&ones)),
+            &config,
+            &Budget::unlimited(),
+            None,
+        )
+        .expect("solves");
+        let features = |t: &Tree| (0..t.n_nodes()).map(|i| t.feature(i)).collect::<Vec<_>>();
+        assert_eq!(
+            features(&by_pairs.solution.tree),
+            features(&by_tables.solution.tree),
+            "wide seed {seed}"
+        );
+        if depth == Some(2) {
+            let best = oracle::best_sparse_tree(&inst, &ones, (1, 1000), depth, min_leaf);
+            assert_eq!((by_pairs.solution.correct, by_pairs.solution.splits), best);
+        }
+    }
 }

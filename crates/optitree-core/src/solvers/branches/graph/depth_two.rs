@@ -6,7 +6,9 @@
 //! without the nodes: the splits in decreasing order of their one-level bound, each child's
 //! exact value from its counts (the heaviest child's counts by subtraction), until no split left
 //! can beat the best tree found. The best tree of depth two is then kept as a record of its
-//! features ([`Graph::depth_two_tree`]).
+//! features ([`Graph::depth_two_tree`]). With two classes, unweighted rows and fewer than
+//! [`SIMILAR_FEATURES`] binary features, the counts come from pairs of features instead
+//! (`pair_counts.rs`).
 
 use super::*;
 
@@ -26,7 +28,7 @@ const MOST_WORK: u64 = 1 << 26;
 /// 10.5 ms instead of 15.3); at or above it the bounds skip more splits than pairs save
 /// (mushroom-f at depth 3 took 10% longer with pairs of up to 80 features).
 const SIMILAR_WORDS: usize = 16;
-const SIMILAR_FEATURES: usize = 64;
+pub(super) const SIMILAR_FEATURES: usize = 64;
 
 /// Row words from which a solve takes counts from its solved children ([`Pairs`]): on fewer,
 /// counting costs less than copying (wine's 1,200 thresholds over 3 words took 15% longer
@@ -116,10 +118,9 @@ impl<S: Score> Graph<'_, S> {
         }
         let totals = self.class_totals(&rows);
         let words = rows.words().iter().filter(|&&w| w != 0).count();
-        // Splits bound one another where many features rank them, and pairs of few features
-        // are cheaper to count than any bound (see `pair_counts`).
-        let rank_by_siblings = self.limits.min_samples_leaf <= 1 && pool.len() >= SIMILAR_FEATURES;
-        let by_pairs = !rank_by_siblings && self.can_solve_by_pairs(&pool);
+        // Pairs of few features cost less to count than any bound saves (see `pair_counts`);
+        // with many, splits bound one another, and their pair matrix would be large.
+        let by_pairs = pool.len() < SIMILAR_FEATURES && self.can_solve_by_pairs(&pool);
         scratch.similar = !by_pairs
             && self.limits.min_samples_leaf <= 1
             && (words >= SIMILAR_WORDS || pool.len() >= SIMILAR_FEATURES);
@@ -180,9 +181,9 @@ impl<S: Score> Graph<'_, S> {
         // in `child_ubs`); the best one-split tree on the way.
         scratch.ranked.clear();
         scratch.child_ubs.clear();
-        scratch
-            .child_ubs
-            .resize(table.len() / (k + 1), S::default());
+        if !by_pairs {
+            (scratch.child_ubs).resize(table.len() / (k + 1), S::default());
+        }
         for &f in pool {
             let range = self.offsets[f as usize]..self.offsets[f as usize + 1];
             let cells = &table[range.clone()];

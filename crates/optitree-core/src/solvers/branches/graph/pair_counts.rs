@@ -13,10 +13,11 @@
 //! A solve from tables counted a child's whole table for nearly every split it tried (21 of
 //! 24 on tic-tac-toe at depth 6, whose one-level bounds rarely cut), about 18 µs a solve and
 //! half of that search; from pairs, the search takes 34% less time (795 → 522 ms), monk2 at
-//! depth 6 18% less. Where many features remain (see `SIMILAR_FEATURES`), the table solve's
-//! sibling bounds skip more splits than pairs save, and it stays.
+//! depth 6 18% less. Where many features remain (see `depth_two::SIMILAR_FEATURES`), the
+//! table solve's sibling bounds skip more splits than pairs save, and it stays.
 
 use super::*;
+use crate::data::popcount;
 
 /// Counts of one set of rows: how many, and how many of class 0.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,7 +43,7 @@ impl Count {
 /// Rows the two leaves of a stump classify correctly, its children `a` and `b` given as
 /// (rows, rows of class 0); written out so that a loop over stumps vectorises.
 #[inline(always)]
-fn stump_correct(a_rows: u32, a_zeros: u32, b_rows: u32, b_zeros: u32) -> u32 {
+fn pair_stump_correct(a_rows: u32, a_zeros: u32, b_rows: u32, b_zeros: u32) -> u32 {
     a_zeros.max(a_rows - a_zeros) + b_zeros.max(b_rows - b_zeros)
 }
 
@@ -50,9 +51,8 @@ fn stump_correct(a_rows: u32, a_zeros: u32, b_rows: u32, b_zeros: u32) -> u32 {
 #[derive(Default)]
 pub(super) struct PairCounts {
     /// Per pool feature, the node's rows with that feature 0 over its non-empty words
-    /// (`zero_rows[p * words + j]`), and the same masked by class 0.
+    /// (`zero_rows[p * words + j]`).
     zero_rows: Vec<u64>,
-    zero_class: Vec<u64>,
     /// The node's non-empty words, and its rows of class 0 over them.
     index: Vec<u32>,
     class_mask: Vec<u64>,
@@ -74,7 +74,7 @@ pub(super) struct PairCounts {
 impl PairCounts {
     /// Heap bytes of its buffers.
     pub(super) fn heap_bytes(&self) -> usize {
-        (self.zero_rows.capacity() + self.zero_class.capacity() + self.class_mask.capacity()) * 8
+        (self.zero_rows.capacity() + self.class_mask.capacity()) * 8
             + self.singles.capacity() * std::mem::size_of::<Count>()
             + (self.both_rows.capacity() + self.both_zeros.capacity()) * 4
             + (self.index.capacity() + self.correct.capacity() + self.position.capacity()) * 4
@@ -105,7 +105,6 @@ impl PairCounts {
         let n = pool.len();
         self.n = n;
         self.zero_rows.clear();
-        self.zero_class.clear();
         self.singles.clear();
         self.position.resize(data.n_features(), NONE);
         for (p, &f) in pool.iter().enumerate() {
@@ -115,11 +114,9 @@ impl PairCounts {
             self.zero_rows
                 .extend(index.clone().map(|i| row_words[i] & zero_words[i]));
             let zero_rows = &self.zero_rows[start..];
-            self.zero_class
-                .extend(zero_rows.iter().zip(&self.class_mask).map(|(a, m)| a & m));
             self.singles.push(Count {
                 rows: ones(zero_rows),
-                zeros: ones(&self.zero_class[start..]),
+                zeros: popcount::intersection_count(zero_rows, &self.class_mask) as u32,
             });
         }
         self.both_rows.clear();
@@ -131,18 +128,17 @@ impl PairCounts {
             // leaves its child whole, so it never beats the leaf).
             (self.both_rows[p * n + p], self.both_zeros[p * n + p]) =
                 (self.singles[p].rows, self.singles[p].zeros);
-            let (a, az) = (
-                &self.zero_rows[p * words..][..words],
-                &self.zero_class[p * words..][..words],
-            );
+            let a = &self.zero_rows[p * words..][..words];
             for q in p + 1..n {
                 let b = &self.zero_rows[q * words..][..words];
-                let (rows, zeros) = ones_and_twice(a, az, b);
+                let (rows, zeros) = popcount::intersection_counts2(a, b, &self.class_mask);
+                let (rows, zeros) = (rows as u32, zeros as u32);
                 (self.both_rows[p * n + q], self.both_zeros[p * n + q]) = (rows, zeros);
                 (self.both_rows[q * n + p], self.both_zeros[q * n + p]) = (rows, zeros);
             }
         }
-        (n * n * words / 2) as u64
+        // The pairs' words, and the arithmetic of reading every split's stumps off them.
+        (n * n * words / 2 + n * n) as u64
     }
 
     /// Writes the node's child counts on `pool` into `table`, as [`Graph::count_table`] would:
@@ -172,13 +168,13 @@ impl PairCounts {
             // g = 0 within f = 0: the pair's rows; g = 1: the rest of the child.
             for q in 0..n {
                 let (r, z) = (both_rows[q], both_zeros[q]);
-                self.correct[q] = stump_correct(r, z, child.rows - r, child.zeros - z);
+                self.correct[q] = pair_stump_correct(r, z, child.rows - r, child.zeros - z);
             }
         } else {
             // g = 0 within f = 1: g's rows less the pair's; g = 1: the rest of the child.
             for (q, g) in self.singles.iter().enumerate() {
                 let (r, z) = (g.rows - both_rows[q], g.zeros - both_zeros[q]);
-                self.correct[q] = stump_correct(r, z, child.rows - r, child.zeros - z);
+                self.correct[q] = pair_stump_correct(r, z, child.rows - r, child.zeros - z);
             }
         }
         self.correct.iter().copied().max().unwrap_or(0)
@@ -203,16 +199,6 @@ impl PairCounts {
 /// Set bits of `words`.
 fn ones(words: &[u64]) -> u32 {
     words.iter().map(|w| w.count_ones()).sum()
-}
-
-/// Set bits of `a & b` and of `az & b`, in one pass over `b`.
-fn ones_and_twice(a: &[u64], az: &[u64], b: &[u64]) -> (u32, u32) {
-    let (mut rows, mut zeros) = (0, 0);
-    for ((x, xz), y) in a.iter().zip(az).zip(b) {
-        rows += (x & y).count_ones();
-        zeros += (xz & y).count_ones();
-    }
-    (rows, zeros)
 }
 
 impl<S: Score> Graph<'_, S> {
