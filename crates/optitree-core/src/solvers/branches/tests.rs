@@ -588,6 +588,29 @@ fn chains_bound_many_thresholds() {
     assert!(matches!(told.stats.get("chain_bounds"), Some(StatValue::Count(c)) if c > 0));
 }
 
+/// Solves `inst` unweighted (depth-two solves from pair counts) and with all-one weights
+/// (from tables); requires the same tree, feature for feature, and returns the first.
+fn solved_by_pairs_and_tables(
+    inst: &oracle::Instance,
+    config: &BranchesConfig,
+) -> Outcome<BranchesSolution> {
+    let ones = vec![1; inst.n_rows];
+    let by_pairs = solve(dataset(inst, None), config, &Budget::unlimited(), None).expect("solves");
+    let by_tables = solve(
+        dataset(inst, Some(&ones)),
+        config,
+        &Budget::unlimited(),
+        None,
+    )
+    .expect("solves");
+    let features = |t: &Tree| (0..t.n_nodes()).map(|i| t.feature(i)).collect::<Vec<_>>();
+    assert_eq!(
+        features(&by_pairs.solution.tree),
+        features(&by_tables.solution.tree)
+    );
+    by_pairs
+}
+
 /// Depth-two solves of unweighted binary data with two classes read pair counts
 /// (`graph/pair_counts.rs`); weights, even all ones, keep them on tables. Both must find the
 /// same trees, feature for feature, and the oracle's optimum.
@@ -611,21 +634,7 @@ fn pair_counts_and_tables_solve_alike() {
         let min_leaf = 1 + seed % 3;
         let config = config(lambda.0, lambda.1, depth, min_leaf);
         let ones = vec![1; n];
-        let by_pairs =
-            solve(dataset(&inst, None), &config, &Budget::unlimited(), None).expect("solves");
-        let by_tables = solve(
-            dataset(&inst, Some(&ones)),
-            &config,
-            &Budget::unlimited(),
-            None,
-        )
-        .expect("solves");
-        let features = |t: &Tree| (0..t.n_nodes()).map(|i| t.feature(i)).collect::<Vec<_>>();
-        assert_eq!(
-            features(&by_pairs.solution.tree),
-            features(&by_tables.solution.tree),
-            "seed {seed}"
-        );
+        let by_pairs = solved_by_pairs_and_tables(&inst, &config);
         let best = oracle::best_sparse_tree(&inst, &ones, lambda, depth, min_leaf);
         assert_eq!(
             (by_pairs.solution.correct, by_pairs.solution.splits),
@@ -654,21 +663,7 @@ fn pair_counts_and_tables_solve_alike() {
         let (depth, min_leaf) = (Some(2 + (seed % 2) as u32), 1 + seed / 2);
         let config = config(1, 1000, depth, min_leaf);
         let ones = vec![1; n];
-        let by_pairs =
-            solve(dataset(&inst, None), &config, &Budget::unlimited(), None).expect("solves");
-        let by_tables = solve(
-            dataset(&inst, Some(&ones)),
-            &config,
-            &Budget::unlimited(),
-            None,
-        )
-        .expect("solves");
-        let features = |t: &Tree| (0..t.n_nodes()).map(|i| t.feature(i)).collect::<Vec<_>>();
-        assert_eq!(
-            features(&by_pairs.solution.tree),
-            features(&by_tables.solution.tree),
-            "wide seed {seed}"
-        );
+        let by_pairs = solved_by_pairs_and_tables(&inst, &config);
         if depth == Some(2) {
             let best = oracle::best_sparse_tree(&inst, &ones, (1, 1000), depth, min_leaf);
             assert_eq!((by_pairs.solution.correct, by_pairs.solution.splits), best);
