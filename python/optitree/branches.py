@@ -216,7 +216,8 @@ class BranchesClassifier(BaseTreeClassifier):
         again through another path), ``dominated_splits`` (splits discarded by a bound),
         ``chain_bounds`` (upper bounds of subproblems lowered from a neighbouring threshold of
         the same numeric column), ``similarity_bounds`` (upper bounds of subproblems lowered
-        from an expanded sibling sharing most of their rows), ``depth_two_solves`` (subproblems
+        from an expanded sibling sharing most of their rows; on data of 32 columns or more
+        with ``max_depth``, 100 or more without), ``depth_two_solves`` (subproblems
         two levels above the depth limit, solved outright and counted among the expansions),
         ``peak_memory_bytes`` (the search's own accounting), ``seconds``. After the fallback
         search of ``fewest_splits`` the counts are the first search's, ``seconds`` is both
