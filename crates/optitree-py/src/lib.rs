@@ -117,9 +117,18 @@ fn code_matrix<'a, 'py, C: optitree_core::data::Code + numpy::Element + Send>(
     let codes = py.detach(|| plan.codes::<C>(rows)).ok_or_else(|| {
         pyo3::exceptions::PyValueError::new_err("codes do not fit the chosen type")
     })?;
-    let matrix = numpy::ndarray::Array2::from_shape_vec(shape, codes)
+    Ok(matrix_of(py, shape, codes)?.into_any())
+}
+
+/// The row-major `cells` as a numpy matrix of `shape`.
+fn matrix_of<T: numpy::Element>(
+    py: Python<'_>,
+    shape: (usize, usize),
+    cells: Vec<T>,
+) -> PyResult<Bound<'_, numpy::PyArray2<T>>> {
+    let matrix = numpy::ndarray::Array2::from_shape_vec(shape, cells)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    Ok(matrix.into_pyarray(py).into_any())
+    Ok(matrix.into_pyarray(py))
 }
 
 /// Codes (float64, same shape) of an integer matrix under each column's fit-time labels, -1 for
@@ -148,9 +157,7 @@ fn codes_under_labels<'py>(
     let Some(codes) = codes else {
         return Ok(None);
     };
-    let matrix = numpy::ndarray::Array2::from_shape_vec((arr.nrows(), arr.ncols()), codes)
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    Ok(Some(matrix.into_pyarray(py)))
+    Ok(Some(matrix_of(py, (arr.nrows(), arr.ncols()), codes)?))
 }
 
 /// The rows of an int64 matrix as slices of adjacent cells: read in place from a C-ordered

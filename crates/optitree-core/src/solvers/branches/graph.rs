@@ -930,8 +930,8 @@ impl<'d, S: Score> Graph<'d, S> {
     /// below its weight, and a sibling sharing most of its rows inherits that: kr-vs-kp at
     /// depth 4 expands 40% fewer nodes. It pays for its updates only on many features, fewer
     /// with a depth limit than without, where bounds fall slowly (see [`SIMILAR_FEATURES`]
-    /// and [`SIMILAR_FEATURES_LIMITED`]). Needs no
-    /// minimum leaf size (`X ∩ Y` alone could leave a leaf too small).
+    /// and [`SIMILAR_FEATURES_LIMITED`]). Needs no minimum leaf size (`X ∩ Y` alone could
+    /// leave a leaf too small).
     pub fn bound_from_child(&mut self, parent: NodeId, child: NodeId) {
         let fewest = match self.limits.max_depth {
             None => SIMILAR_FEATURES,

@@ -490,7 +490,7 @@ impl<S: Score> Graph<'_, S> {
 
     /// Whether the split of these `cells` (less `minus` unless it is empty) may be used
     /// ([`Usable::Yes`]).
-    fn stump_usable(&self, cells: &[u64], minus: &[u64]) -> bool {
+    pub(super) fn stump_usable(&self, cells: &[u64], minus: &[u64]) -> bool {
         let k = self.data.n_classes();
         let less = |i: usize| minus.get(i).copied().unwrap_or(0);
         let (mut non_empty, mut too_small) = (0, false);

@@ -113,10 +113,13 @@ impl PairCounts {
             let start = self.zero_rows.len();
             self.zero_rows
                 .extend(index.clone().map(|i| row_words[i] & zero_words[i]));
+            // Its rows, and those of class 0: the intersection of its rows with themselves.
             let zero_rows = &self.zero_rows[start..];
+            let (rows, zeros) =
+                popcount::intersection_counts2(zero_rows, zero_rows, &self.class_mask);
             self.singles.push(Count {
-                rows: ones(zero_rows),
-                zeros: popcount::intersection_count(zero_rows, &self.class_mask) as u32,
+                rows: rows as u32,
+                zeros: zeros as u32,
             });
         }
         self.both_rows.clear();
@@ -196,11 +199,6 @@ impl PairCounts {
     }
 }
 
-/// Set bits of `words`.
-fn ones(words: &[u64]) -> u32 {
-    words.iter().map(|w| w.count_ones()).sum()
-}
-
 impl<S: Score> Graph<'_, S> {
     /// Whether a depth-two solve over `pool` can read its counts from pairs: two classes,
     /// unweighted rows (counted in 32 bits) and every feature binary.
@@ -277,12 +275,16 @@ impl<S: Score> Graph<'_, S> {
         }
     }
 
-    /// [`Graph::stump_usable`] for a stump with children `a` and `b`.
+    /// [`Graph::stump_usable`] for a stump with children `a` and `b`, from their cells.
     fn pair_usable(&self, a: Count, b: Count) -> bool {
-        let (a, b) = (u64::from(a.rows), u64::from(b.rows));
-        let msl = self.limits.min_samples_leaf;
-        let too_small = (a > 0 && a < msl) || (b > 0 && b < msl);
-        let non_empty = usize::from(a > 0) + usize::from(b > 0);
-        self.usable(non_empty, too_small, a + b, a.max(b)) == Usable::Yes
+        let cells = [
+            a.zeros,
+            a.rows - a.zeros,
+            a.rows,
+            b.zeros,
+            b.rows - b.zeros,
+            b.rows,
+        ];
+        self.stump_usable(&cells.map(u64::from), &[])
     }
 }
